@@ -1,0 +1,621 @@
+"""The op-definition API: one class per op, everything it *is* declared on the class.
+
+    class AddFOp(Op):
+        '''Floating-point addition.
+
+            %r = arith.addf %a, %b : f32
+        '''
+        name = "arith.addf"
+        lhs = Operand(FloatLike)
+        rhs = Operand(FloatLike)
+        result = Result(FloatLike)
+        fastmath = Prop(FASTMATH, default=FASTMATH_NONE)
+        traits = (Pure(), Commutative(), SameOperandsAndResultType(), Elementwise())
+
+        def evaluate(self, a, b): return a + b
+
+Descriptors (`Operand`, `VarOperand`, `OptOperand`, `Result`, `VarResult`, `Prop`, `OptProp`,
+`Attr`, `RegionDef`, `Successor`, `VarSuccessor`) are collected in definition order by
+`__init_subclass__` into an `OpSpec`; no metaclass. Reading `op.lhs` returns the operand
+value; variadic groups are located by count, or by the `operandSegmentSizes` property when an
+op has several variadic groups (MLIR's convention, so generic text matches MLIR's).
+
+Hooks an op class may define (all optional):
+
+- `infer_result_types(self) -> list[Type]`: result types from operands and attributes;
+- `verify_(self)`: the op's own rules, raising `self.error(...)`;
+- `fold(self, operands) -> list[Attribute | Value] | None`: `operands` holds each operand's
+  constant attribute or None;
+- `canonicalization_patterns`: a tuple of pattern classes;
+- `evaluate(self, *values)`: numpy reference semantics for the interpreter, or
+  `interpret(self, interp, values)` for ops with regions or control flow;
+- `parse(cls, parser, result_count)` / `print(self, printer)`: custom assembly;
+- `vjp` / `jvp`: differentiation rules (later layers).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from irkit.attributes import (
+    ArrayAttr, Attribute, DenseArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, StringAttr,
+    SymbolRefAttr, TypeAttr, UnitAttr,
+)
+from irkit.diagnostics import VerifyError
+from irkit.ir import Operation, Value
+from irkit.types import (
+    ComplexType, FloatType, FunctionType, IndexType, IntegerType, RankedTensorType,
+    ShapedType, Type, UnrankedTensorType, VectorType, MemRefType, UnrankedMemRefType, I32,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Constraints
+# ---------------------------------------------------------------------------------------------
+
+
+class Constraint:
+    """A named predicate on a type (or attribute); `description` appears in verifier errors."""
+
+    def __init__(self, pred: Callable[[Any], bool], description: str) -> None:
+        self.pred = pred
+        self.description = description
+
+    def __call__(self, x) -> bool:
+        return self.pred(x)
+
+    def __or__(self, other: "Constraint") -> "Constraint":
+        return Constraint(lambda t: self.pred(t) or other.pred(t),
+                          f"{self.description} or {other.description}")
+
+
+def _scalar_or_container(pred):
+    def check(t):
+        if isinstance(t, (RankedTensorType, UnrankedTensorType, VectorType)):
+            return pred(t.element)
+        return pred(t)
+    return check
+
+
+AnyType = Constraint(lambda t: isinstance(t, Type), "any type")
+AnyFloat = Constraint(lambda t: isinstance(t, FloatType), "floating-point")
+AnySignlessInteger = Constraint(
+    lambda t: isinstance(t, IntegerType) and t.signedness == "signless", "signless integer")
+AnyInteger = Constraint(lambda t: isinstance(t, IntegerType), "integer")
+Index = Constraint(lambda t: isinstance(t, IndexType), "index")
+Bool = Constraint(lambda t: isinstance(t, IntegerType) and t.width == 1
+                  and t.signedness == "signless", "i1")
+SignlessIntegerOrIndex = Constraint(
+    lambda t: isinstance(t, IndexType) or (isinstance(t, IntegerType) and t.is_signless),
+    "signless integer or index")
+FloatLike = Constraint(_scalar_or_container(lambda t: isinstance(t, FloatType)),
+                       "floating-point-like (scalar, tensor or vector of floats)")
+SignlessIntegerLike = Constraint(
+    _scalar_or_container(lambda t: isinstance(t, IndexType)
+                         or (isinstance(t, IntegerType) and t.is_signless)),
+    "signless-integer-like (scalar, tensor or vector of signless integers or index)")
+BoolLike = Constraint(
+    _scalar_or_container(lambda t: isinstance(t, IntegerType) and t.width == 1
+                         and t.is_signless), "bool-like (i1, or a tensor or vector of i1)")
+ComplexLike = Constraint(_scalar_or_container(lambda t: isinstance(t, ComplexType)),
+                         "complex-like")
+AnyTensor = Constraint(lambda t: isinstance(t, (RankedTensorType, UnrankedTensorType)),
+                       "tensor")
+AnyRankedTensor = Constraint(lambda t: isinstance(t, RankedTensorType), "ranked tensor")
+AnyVector = Constraint(lambda t: isinstance(t, VectorType), "vector")
+AnyMemRef = Constraint(lambda t: isinstance(t, (MemRefType, UnrankedMemRefType)), "memref")
+AnyShaped = Constraint(lambda t: isinstance(t, ShapedType), "shaped type")
+
+
+def attr_constraint(cls: type | tuple, description: str,
+                    pred: Callable[[Attribute], bool] | None = None) -> Constraint:
+    if pred is None:
+        return Constraint(lambda a: isinstance(a, cls), description)
+    return Constraint(lambda a: isinstance(a, cls) and pred(a), description)
+
+
+AnyAttr = Constraint(lambda a: isinstance(a, Attribute), "any attribute")
+StrAttr = attr_constraint(StringAttr, "string attribute")
+SymbolNameAttr = attr_constraint(StringAttr, "symbol name (string attribute)")
+SymbolRef = attr_constraint(SymbolRefAttr, "symbol reference attribute")
+FlatSymbolRef = attr_constraint(SymbolRefAttr, "flat symbol reference attribute",
+                                lambda a: not a.nested)
+IntAttr = attr_constraint(IntegerAttr, "integer attribute")
+I64Attr = attr_constraint(IntegerAttr, "64-bit signless integer attribute",
+                          lambda a: str(a.type) == "i64")
+FloatAttrC = attr_constraint(FloatAttr, "float attribute")
+UnitAttrC = attr_constraint(UnitAttr, "unit attribute")
+ArrayAttrC = attr_constraint(ArrayAttr, "array attribute")
+DictAttrC = attr_constraint(DictionaryAttr, "dictionary attribute")
+DenseI64Array = attr_constraint(DenseArrayAttr, "i64 dense array attribute",
+                                lambda a: str(a.element_type) == "i64")
+DenseI32Array = attr_constraint(DenseArrayAttr, "i32 dense array attribute",
+                                lambda a: str(a.element_type) == "i32")
+TypeAttrC = attr_constraint(TypeAttr, "type attribute")
+FunctionTypeAttr = attr_constraint(TypeAttr, "type attribute of function type",
+                                   lambda a: isinstance(a.value, FunctionType))
+
+
+# ---------------------------------------------------------------------------------------------
+# Descriptors
+# ---------------------------------------------------------------------------------------------
+
+
+class _Field:
+    kind = ""
+    variadic = False
+    optional = False
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+
+class Operand(_Field):
+    kind = "operand"
+
+    def __init__(self, constraint: Constraint = AnyType, doc: str = "") -> None:
+        self.constraint = constraint
+        self.doc = doc
+
+    def __get__(self, op, owner=None):
+        if op is None:
+            return self
+        start, size = op._group_range("operand", self.index)
+        if self.variadic:
+            return [o.value for o in op._operands[start:start + size]]
+        if self.optional:
+            return op._operands[start].value if size else None
+        return op._operands[start].value
+
+    def __set__(self, op, value):
+        start, size = op._group_range("operand", self.index)
+        if self.variadic or self.optional:
+            raise AttributeError(f"variadic operand '{self.name}' cannot be assigned")
+        op._operands[start].set(value)
+
+
+class VarOperand(Operand):
+    variadic = True
+
+
+class OptOperand(Operand):
+    optional = True
+
+
+class Result(_Field):
+    kind = "result"
+
+    def __init__(self, constraint: Constraint = AnyType, doc: str = "") -> None:
+        self.constraint = constraint
+        self.doc = doc
+
+    def __get__(self, op, owner=None):
+        if op is None:
+            return self
+        start, size = op._group_range("result", self.index)
+        if self.variadic:
+            return op.results[start:start + size]
+        if self.optional:
+            return op.results[start] if size else None
+        return op.results[start]
+
+
+class VarResult(Result):
+    variadic = True
+
+
+class OptResult(Result):
+    optional = True
+
+
+_MISSING = object()
+
+
+class Prop(_Field):
+    """An inherent attribute (a property, `<{...}>` in generic form)."""
+
+    kind = "prop"
+    inherent = True
+
+    def __init__(self, constraint: Constraint = AnyAttr, default: Any = _MISSING,
+                 doc: str = "") -> None:
+        self.constraint = constraint
+        self.default = default
+        self.optional = default is not _MISSING
+        self.doc = doc
+
+    def __get__(self, op, owner=None):
+        if op is None:
+            return self
+        a = op.properties.get(self.name)
+        if a is None:
+            return None if self.default is _MISSING else self.default
+        return a
+
+    def __set__(self, op, value):
+        if value is None:
+            op.properties.pop(self.name, None)
+        else:
+            op.properties[self.name] = value
+
+
+class OptProp(Prop):
+    def __init__(self, constraint: Constraint = AnyAttr, doc: str = "") -> None:
+        super().__init__(constraint, None, doc)
+
+
+class RegionDef(_Field):
+    kind = "region"
+
+    def __init__(self, doc: str = "", single_block: bool = False) -> None:
+        self.doc = doc
+        self.single_block = single_block
+
+    def __get__(self, op, owner=None):
+        if op is None:
+            return self
+        return op.regions[self.index]
+
+
+class VarRegion(RegionDef):
+    variadic = True
+
+    def __get__(self, op, owner=None):
+        if op is None:
+            return self
+        return op.regions[self.index:]
+
+
+class Successor(_Field):
+    kind = "successor"
+
+    def __init__(self, doc: str = "") -> None:
+        self.doc = doc
+
+    def __get__(self, op, owner=None):
+        if op is None:
+            return self
+        return op.successors[self.index]
+
+
+class VarSuccessor(Successor):
+    variadic = True
+
+    def __get__(self, op, owner=None):
+        if op is None:
+            return self
+        return op.successors[self.index:]
+
+
+# ---------------------------------------------------------------------------------------------
+# Traits
+# ---------------------------------------------------------------------------------------------
+
+
+class Trait:
+    """A property of an op kind. `verify(op)` may check structural rules."""
+
+    def verify(self, op: "Op") -> None:
+        pass
+
+    def __repr__(self):
+        return type(self).__name__
+
+
+class Pure(Trait):
+    """No side effects: may be CSE'd, hoisted, and erased when unused."""
+
+
+class Commutative(Trait):
+    """Operands may be reordered (canonical order puts constants last)."""
+
+
+class Terminator(Trait):
+    """Must be the last op of its block."""
+
+
+class NoTerminator(Trait):
+    """Regions of this op need no terminator."""
+
+
+class IsolatedFromAbove(Trait):
+    """Regions may not use values defined outside the op."""
+
+
+class GraphRegion(Trait):
+    """Regions are graph regions: no dominance requirement among their ops."""
+
+
+class SingleBlock(Trait):
+    def verify(self, op):
+        for i, r in enumerate(op.regions):
+            if len(r.blocks) > 1:
+                raise op.error(f"expects region #{i} to have 0 or 1 blocks")
+
+
+class ConstantLike(Trait):
+    """Materializes a constant attribute as a value (folders read it)."""
+
+
+class ReturnLike(Trait):
+    """Terminator that returns values to the parent op."""
+
+
+class SymbolTable(Trait):
+    """Holds symbols (ops with `sym_name`) that must be unique in its region."""
+
+    def verify(self, op):
+        seen: dict[str, Operation] = {}
+        for region in op.regions:
+            for child in region.ops:
+                name = child.properties.get("sym_name") or child.attributes.get("sym_name")
+                if isinstance(name, StringAttr):
+                    if name.value in seen:
+                        err = child.error(f"redefinition of symbol named '{name.value}'")
+                        err.note("see existing symbol definition here",
+                                 seen[name.value].location)
+                        raise err
+                    seen[name.value] = child
+
+
+class Symbol(Trait):
+    """Defines a symbol through its `sym_name` property."""
+
+    def verify(self, op):
+        if not isinstance(op.properties.get("sym_name"), StringAttr):
+            raise op.error("requires string attribute 'sym_name'")
+
+
+class SameOperandsAndResultType(Trait):
+    def verify(self, op):
+        types = [o.value.type for o in op._operands] + [r.type for r in op.results]
+        if types and any(t is not types[0] for t in types):
+            raise op.error("requires the same type for all operands and results")
+
+
+class SameOperandsType(Trait):
+    def verify(self, op):
+        types = [o.value.type for o in op._operands]
+        if types and any(t is not types[0] for t in types):
+            raise op.error("requires all operands to have the same type")
+
+
+class SameOperandsAndResultShape(Trait):
+    def verify(self, op):
+        shapes = [_shape_of(o.value.type) for o in op._operands]
+        shapes += [_shape_of(r.type) for r in op.results]
+        if shapes and any(s != shapes[0] for s in shapes):
+            raise op.error("requires the same shape for all operands and results")
+
+
+def _shape_of(t):
+    if isinstance(t, (RankedTensorType, VectorType)):
+        return (type(t), t.shape)
+    if isinstance(t, UnrankedTensorType):
+        return (type(t), None)
+    return None
+
+
+class Elementwise(Trait):
+    """Applies a scalar function to each element; scalars, tensors and vectors alike."""
+
+
+class HasParent(Trait):
+    def __init__(self, *names: str) -> None:
+        self.names = names
+
+    def verify(self, op):
+        parent = op.parent_op
+        if parent is None or parent.name not in self.names:
+            expected = ", ".join(f"'{n}'" for n in self.names)
+            raise op.error(f"expects parent op {'to be one of ' if len(self.names) > 1 else ''}"
+                           f"{expected}")
+
+    def __repr__(self):
+        return f"HasParent({', '.join(self.names)})"
+
+
+class AutomaticAllocationScope(Trait):
+    pass
+
+
+class AffineScope(Trait):
+    pass
+
+
+class CallableOp(Trait):
+    """A callable symbol with a body region (func.func)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The op base class and registry
+# ---------------------------------------------------------------------------------------------
+
+
+class OpSpec:
+    """What `__init_subclass__` collected from an op class, in definition order."""
+
+    def __init__(self, cls) -> None:
+        self.operands: list[Operand] = []
+        self.results: list[Result] = []
+        self.props: list[Prop] = []
+        self.regions: list[RegionDef] = []
+        self.successors: list[Successor] = []
+        seen = set()
+        for klass in reversed(cls.__mro__):
+            for name, value in vars(klass).items():
+                if isinstance(value, _Field):
+                    if name in seen:
+                        for lst in (self.operands, self.results, self.props, self.regions,
+                                    self.successors):
+                            lst[:] = [f for f in lst if f.name != name]
+                    seen.add(name)
+                    {"operand": self.operands, "result": self.results, "prop": self.props,
+                     "region": self.regions, "successor": self.successors}[value.kind].append(value)
+        for group in (self.operands, self.results, self.regions, self.successors):
+            for i, f in enumerate(group):
+                f.index = i
+        self.n_var_operands = sum(1 for o in self.operands if o.variadic or o.optional)
+        self.n_var_results = sum(1 for o in self.results if o.variadic or o.optional)
+        self.prop_names = frozenset(p.name for p in self.props)
+        if self.n_var_operands > 1:
+            self.prop_names |= {"operandSegmentSizes"}
+        if self.n_var_results > 1:
+            self.prop_names |= {"resultSegmentSizes"}
+
+
+_REGISTRY: dict[str, type] = {}
+_DIALECTS: dict[str, "Dialect"] = {}
+
+
+def lookup_op(name: str):
+    return _REGISTRY.get(name)
+
+
+def registered_ops() -> dict[str, type]:
+    return dict(_REGISTRY)
+
+
+class Dialect:
+    """A namespace of ops (and, later, types and attributes)."""
+
+    def __init__(self, name: str, doc: str = "") -> None:
+        self.name = name
+        self.doc = doc
+        self.ops: dict[str, type] = {}
+        _DIALECTS[name] = self
+
+    def op(self, cls):
+        """Class decorator that registers an op with this dialect."""
+        if not cls.name.startswith(self.name + "."):
+            raise ValueError(f"op '{cls.name}' does not belong to dialect '{self.name}'")
+        self.ops[cls.name] = cls
+        _REGISTRY[cls.name] = cls
+        cls.dialect = self
+        return cls
+
+
+def lookup_dialect(name: str) -> Dialect | None:
+    return _DIALECTS.get(name)
+
+
+class Op(Operation):
+    """Base of registered ops. See the module docstring for the class-level declarations."""
+
+    __slots__ = ()
+    name: str = ""
+    traits: tuple = ()
+    spec: OpSpec
+    dialect: Dialect
+    canonicalization_patterns: tuple = ()
+    #: dialect whose ops may be written without prefix inside this op's regions (`return`)
+    default_dialect: str | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.spec = OpSpec(cls)
+        cls._trait_types = frozenset(type(t) for t in cls.traits)
+
+    @classmethod
+    def has_trait(cls, trait: type) -> bool:
+        return trait in cls._trait_types
+
+    # ----- building ---------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, *args, result_types: Iterable[Type] | None = None, location=None,
+              attributes: dict | None = None, regions: int | Iterable | None = None,
+              successors: Iterable | None = None, **kwargs) -> "Op":
+        """Create an op from operands (positionally or by name) and properties by name.
+
+        Result types are inferred through `infer_result_types` when not given.
+        """
+        spec = cls.spec
+        groups = list(args)
+        operands: list[Value] = []
+        sizes = []
+        for i, od in enumerate(spec.operands):
+            if i < len(groups):
+                v = groups[i]
+            else:
+                v = kwargs.pop(od.name, None if (od.optional or od.variadic) else _MISSING)
+                if v is _MISSING:
+                    raise TypeError(f"{cls.name}: missing operand '{od.name}'")
+            if od.variadic:
+                v = list(v or [])
+                operands.extend(v)
+                sizes.append(len(v))
+            elif od.optional:
+                operands.extend([v] if v is not None else [])
+                sizes.append(0 if v is None else 1)
+            else:
+                operands.append(v)
+                sizes.append(1)
+        props = {}
+        for pd in spec.props:
+            v = kwargs.pop(pd.name, None)
+            if v is not None:
+                props[pd.name] = v
+        if kwargs:
+            raise TypeError(f"{cls.name}: unknown arguments {sorted(kwargs)}")
+        if spec.n_var_operands > 1:
+            from irkit.attributes import DenseArrayAttr as _D
+            props["operandSegmentSizes"] = _D(I32, sizes)
+        if regions is None:
+            regions = len(spec.regions)
+        op = object.__new__(cls)
+        op._init(operands, [], props, attributes, regions, successors or [], location)
+        if result_types is None:
+            result_types = op.infer_result_types()
+        from irkit.ir import OpResult
+        op.results = [OpResult(t, op, i) for i, t in enumerate(result_types)]
+        return op
+
+    def infer_result_types(self) -> list[Type]:
+        raise TypeError(f"'{self.name}' cannot infer its result types; pass result_types=")
+
+    # ----- operand groups ----------------------------------------------------------------
+
+    def _group_range(self, kind: str, index: int) -> tuple[int, int]:
+        spec = self.spec
+        if kind == "operand":
+            fields, total, nvar = spec.operands, len(self._operands), spec.n_var_operands
+            seg_name = "operandSegmentSizes"
+        else:
+            fields, total, nvar = spec.results, len(self.results), spec.n_var_results
+            seg_name = "resultSegmentSizes"
+        if nvar == 0:
+            return index, 1
+        if nvar == 1:
+            n_fixed = len(fields) - 1
+            var_size = total - n_fixed
+            start = 0
+            for f in fields[:index]:
+                start += var_size if (f.variadic or f.optional) else 1
+            f = fields[index]
+            return start, (var_size if (f.variadic or f.optional) else 1)
+        seg = self.properties.get(seg_name)
+        sizes = list(seg.value)
+        return sum(sizes[:index]), sizes[index]
+
+    # ----- diagnostics ------------------------------------------------------------------
+
+    def error(self, message: str) -> VerifyError:
+        """A verifier error at this op's location, prefixed with the op name as MLIR does."""
+        return VerifyError(f"'{self.name}' op {message}", self.location)
+
+    # ----- hooks with defaults -------------------------------------------------------------
+
+    def verify_(self) -> None:
+        pass
+
+    def fold(self, operands: list) -> list | None:
+        return None
+
+
+def op_error(op: Operation, message: str) -> VerifyError:
+    return VerifyError(f"'{op.name}' op {message}", op.location)
+
+
+def has_trait(op: Operation, trait: type) -> bool:
+    cls = type(op)
+    return getattr(cls, "_trait_types", None) is not None and trait in cls._trait_types

@@ -1,0 +1,1339 @@
+"""Recursive-descent parser for MLIR's textual IR (generic form plus registered custom forms).
+
+Grammar (MLIR LangRef, abridged):
+
+    toplevel    ::= (operation | type-alias-def | attr-alias-def | resources)*
+    operation   ::= op-result-list? (generic-operation | custom-operation) trailing-location?
+    generic-op  ::= string-literal `(` value-use-list? `)` successor-list? properties?
+                    region-list? dictionary-attribute? `:` function-type
+    region      ::= `{` entry-block? block* `}`
+    block       ::= `^id` block-arg-list? `:` operation*
+
+Why hand-written: see `irkit.lexer`. The parser walks a list of token strings by index and
+dispatches on first characters; types whose spelling is a single token (`f32`, `index`) come
+from a dict, which is most of the types in real IR.
+
+Name resolution follows MLIR: values are scoped per region (visible in nested regions unless
+the op is isolated from above), may be used before their definition (a placeholder is made
+and replaced when the definition arrives), and every use must agree on the type. Errors are
+`ParseError`s located at the offending token.
+"""
+
+from __future__ import annotations
+
+import re
+
+from irkit import affine as aff
+from irkit.attributes import (
+    UNIT, UNKNOWN_LOC, AffineMapAttr, ArrayAttr, Attribute, CallSiteLoc, DenseArrayAttr,
+    DenseElementsAttr, DenseResourceAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FusedLoc,
+    IntegerAttr, IntegerSetAttr, Location, NameLoc, OpaqueAttr, OpaqueLoc, ResourceHandle,
+    SourceLoc, SparseElementsAttr, StridedLayoutAttr, StringAttr, SymbolRefAttr, TypeAttr,
+    bits_to_float,
+)
+from irkit.diagnostics import ParseError
+from irkit.ir import Block, Operation, Region, UnregisteredOp, Value
+from irkit.lexer import SourceBuffer, tokenize
+from irkit.opdef import lookup_dialect, lookup_op
+from irkit.types import (
+    F64, I1, I64, INDEX, NONE, ComplexType, IndexType, FloatType, FunctionType, IntegerType, MemRefType,
+    RankedTensorType, TupleType, Type, UnrankedMemRefType, UnrankedTensorType, VectorType,
+    _FLOAT_WIDTHS,
+)
+
+_INT_TYPE_RE = re.compile(r"(si|ui|i)([1-9][0-9]*)\Z")
+_SIMPLE_TYPES: dict[str, Type] = {"index": INDEX, "none": NONE}
+for _name in _FLOAT_WIDTHS:
+    _SIMPLE_TYPES[_name] = FloatType(_name)
+
+_STR_ESC = re.compile(r'\\(["\\nt]|[0-9a-fA-F]{2})')
+
+
+def unescape(tok: str) -> str:
+    """The value of a string-literal token (MLIR escapes: \\" \\\\ \\n \\t \\XX)."""
+    body = tok[1:-1]
+    if "\\" not in body:
+        return body
+    out = bytearray()
+    pos = 0
+    for m in _STR_ESC.finditer(body):
+        out += body[pos:m.start()].encode("utf-8", "surrogateescape")
+        e = m.group(1)
+        if e == "n":
+            out += b"\n"
+        elif e == "t":
+            out += b"\t"
+        elif e in ('"', "\\"):
+            out += e.encode()
+        else:
+            out.append(int(e, 16))
+        pos = m.end()
+    out += body[pos:].encode("utf-8", "surrogateescape")
+    return out.decode("utf-8", "surrogateescape")
+
+
+class _Placeholder(Value):
+    """A value used before its definition; replaced when the definition is parsed."""
+
+    __slots__ = ("name", "token")
+
+    def __init__(self, type: Type, name: str, token: int) -> None:
+        super().__init__(type)
+        self.name = name
+        self.token = token
+
+
+class _DeferredLoc(Location):
+    """`loc(#loc3)` where `#loc3` is defined later (mlir-opt prints them at the end)."""
+
+    __slots__ = ("name", "table", "token")
+
+    def __init__(self, name: str, table: dict, token: int) -> None:
+        self.name = name
+        self.table = table
+        self.token = token
+
+    def target(self) -> Location:
+        loc = self.table.get(self.name)
+        while isinstance(loc, _DeferredLoc):
+            loc = loc.table.get(loc.name)
+        return loc if loc is not None else UNKNOWN_LOC
+
+    def _key(self):
+        return self.target()._key()
+
+    def file_line_col(self):
+        return self.target().file_line_col()
+
+    def body(self):
+        return self.target().body()
+
+
+class OperandRef:
+    """An SSA use seen in the text, resolved once its type is known."""
+
+    __slots__ = ("name", "number", "token")
+
+    def __init__(self, name: str, number: int, token: int) -> None:
+        self.name = name
+        self.number = number
+        self.token = token
+
+
+class Parser:
+    """Parses one source buffer. Dialect custom parsers use its public methods."""
+
+    def __init__(self, text: str, filename: str = "<stdin>", *,
+                 allow_unregistered: bool = False, register_source: bool = True) -> None:
+        self.source = SourceBuffer(filename, text, register_source)
+        self.toks = tokenize(text)
+        self.i = 0
+        self.allow_unregistered = allow_unregistered
+        self.type_aliases: dict[str, Type] = {}
+        self.attr_aliases: dict[str, Attribute] = {}
+        self.resources: dict[str, ResourceHandle] = {}
+        # Value scopes: a stack of dicts name -> list of values, one per region being parsed.
+        self.scopes: list[dict] = [{}]
+        # Index into `scopes` of the innermost isolated-from-above scope.
+        self.isolated: list[int] = [0]
+        self.forward: list[dict] = [{}]
+        self.block_scopes: list[dict] = []
+        self.default_dialects: list[str | None] = [None]
+        self.deferred_locs: list = []
+
+    # ----- tokens -----------------------------------------------------------------------
+
+    @property
+    def tok(self) -> str:
+        return self.toks[self.i]
+
+    def peek(self, n: int = 1) -> str:
+        j = self.i + n
+        return self.toks[j] if j < len(self.toks) else ""
+
+    def next(self) -> str:
+        t = self.toks[self.i]
+        if t:
+            self.i += 1
+        return t
+
+    def accept(self, s: str) -> bool:
+        if self.toks[self.i] == s:
+            self.i += 1
+            return True
+        return False
+
+    def expect(self, s: str, context: str = "") -> None:
+        if self.toks[self.i] != s:
+            raise self.error(f"expected '{s}'{' ' + context if context else ''}")
+        self.i += 1
+
+    def location_at(self, token: int) -> SourceLoc:
+        return SourceLoc(self.source, token)
+
+    def error(self, message: str, token: int | None = None) -> ParseError:
+        return ParseError(message, self.location_at(self.i if token is None else token))
+
+    def _describe(self) -> str:
+        t = self.tok
+        return "end of input" if not t else f"'{t}'"
+
+    # ----- top level --------------------------------------------------------------------
+
+    def parse_module(self) -> Operation:
+        """Parse the whole buffer; ops outside a single `builtin.module` are wrapped in one."""
+        top = Block()
+        toks = self.toks
+        while toks[self.i]:
+            t = toks[self.i]
+            c = t[0]
+            if c in "!#" and toks[self.i + 1] == "=" and t != "#-}":
+                self._parse_alias_def()
+            elif t == "{-#":
+                self._parse_resources()
+            else:
+                top.append(self.parse_operation())
+        self._finish_scope()
+        self._resolve_deferred_locs()
+        ops = list(top.ops)
+        if len(ops) == 1 and ops[0].name == "builtin.module":
+            module = ops[0].detach()
+        else:
+            from irkit.opdef import lookup_op as _lookup
+            if _lookup("builtin.module") is None:
+                import irkit.dialects.builtin  # noqa: F401  (registers builtin.module)
+            module = Operation.create("builtin.module", regions=1,
+                                      location=self.location_at(0))
+            body = module.regions[0].add_block()
+            for op in ops:
+                body.append(op.detach())
+        return module
+
+    def _parse_alias_def(self) -> None:
+        start = self.i
+        name = self.next()
+        self.expect("=")
+        if name[0] == "!":
+            if name in self.type_aliases:
+                raise self.error(f"redefinition of type alias '{name}'", start)
+            self.type_aliases[name] = self.parse_type()
+        else:
+            if name in self.attr_aliases:
+                raise self.error(f"redefinition of attribute alias '{name}'", start)
+            self.attr_aliases[name] = self.parse_attribute()
+
+    def _parse_resources(self) -> None:
+        self.expect("{-#")
+        while not self.accept("#-}"):
+            section = self.next()
+            if section not in ("dialect_resources", "external_resources"):
+                raise self.error(f"unknown resource section '{section}'", self.i - 1)
+            self.expect(":")
+            self.expect("{")
+            while not self.accept("}"):
+                dialect = self.next()
+                self.expect(":")
+                self.expect("{")
+                while not self.accept("}"):
+                    key = self.next()
+                    self.expect(":")
+                    tok = self.next()
+                    if section == "dialect_resources":
+                        handle = self.resources.setdefault(key, ResourceHandle(key, dialect))
+                        if tok[:1] != '"':
+                            raise self.error("expected hex string blob", self.i - 1)
+                        handle.blob = unescape(tok)
+                    self.accept(",")
+                self.accept(",")
+            self.accept(",")
+
+    # ----- operations -------------------------------------------------------------------
+
+    def parse_operation(self) -> Operation:
+        toks = self.toks
+        start = self.i
+        result_groups = None
+        t = toks[start]
+        if t[0] == "%":
+            result_groups = []
+            while True:
+                tk = self.i
+                name = self.next()
+                if name[0] != "%" or "#" in name:
+                    raise self.error("expected SSA result name", tk)
+                count = 1
+                if toks[self.i] == ":":
+                    self.i += 1
+                    ct = self.next()
+                    if not ct.isdigit() or int(ct) == 0:
+                        raise self.error("expected a positive number of results", self.i - 1)
+                    count = int(ct)
+                result_groups.append((name, count, tk))
+                if not self.accept(","):
+                    break
+            self.expect("=", "after SSA result names")
+        t = toks[self.i]
+        if t and t[0] == '"':
+            op = self._parse_generic_op(start)
+        elif t and (t[0].isalpha() or t[0] == "_"):
+            n = sum(c for _, c, _ in result_groups) if result_groups else 0
+            op = self._parse_custom_op(start, n)
+        else:
+            raise self.error(f"expected operation name in quotes, found {self._describe()}")
+        if toks[self.i] == "loc":
+            op.location = self.parse_trailing_location()
+        if result_groups is not None:
+            n = sum(c for _, c, _ in result_groups)
+            if n != len(op.results):
+                raise self.error(f"operation defines {len(op.results)} results but was "
+                                 f"provided {n} to bind", start)
+            k = 0
+            for name, count, tk in result_groups:
+                self._define(name, op.results[k:k + count], tk)
+                k += count
+        return op
+
+    def _parse_generic_op(self, start: int) -> Operation:
+        toks = self.toks
+        name_tok = self.i
+        name = unescape(self.next())
+        cls = lookup_op(name)
+        if cls is None and not self.allow_unregistered:
+            self._reject_unregistered(name, name_tok)
+        self.expect("(", "to start operand list")
+        refs = []
+        if toks[self.i] != ")":
+            refs = self.parse_operand_refs()
+        self.expect(")", "to end operand list")
+        successors = []
+        if toks[self.i] == "[":
+            self.i += 1
+            while True:
+                successors.append(self.parse_successor())
+                if not self.accept(","):
+                    break
+            self.expect("]")
+        props = None
+        if toks[self.i] == "<" and toks[self.i + 1] == "{":
+            self.i += 1
+            props = self.parse_attr_dict_body()
+            self.expect(">", "to end properties")
+        regions = []
+        if toks[self.i] == "(":
+            self.i += 1
+            self.default_dialects.append(getattr(cls, "default_dialect", None))
+            isolated = cls is not None and _is_isolated(cls)
+            while True:
+                regions.append(self.parse_region(isolated=isolated))
+                if not self.accept(","):
+                    break
+            self.default_dialects.pop()
+            self.expect(")", "to end region list")
+        attrs = None
+        if toks[self.i] == "{":
+            attrs = self.parse_attr_dict_body()
+        self.expect(":", "followed by operation type")
+        type_tok = self.i
+        ftype = self.parse_type()
+        if not isinstance(ftype, FunctionType):
+            raise self.error("expected function type", type_tok)
+        if len(ftype.inputs) != len(refs):
+            raise self.error(f"expected {len(refs)} operand type"
+                             f"{'s' if len(refs) != 1 else ''} but had {len(ftype.inputs)}",
+                             type_tok)
+        operands = [self.resolve(r, t) for r, t in zip(refs, ftype.inputs)]
+        if cls is not None and attrs:
+            # MLIR's legacy form: inherent attributes written in the discardable dict.
+            inherent = cls.spec.prop_names
+            for key in [k for k in attrs if k in inherent]:
+                if props is None:
+                    props = {}
+                props[key] = attrs.pop(key)
+        if cls is None:
+            op = object.__new__(UnregisteredOp)
+            op.name = name
+        else:
+            op = object.__new__(cls)
+        op._init(operands, ftype.results, props, attrs, regions, successors,
+                 SourceLoc(self.source, start))
+        return op
+
+    def _reject_unregistered(self, name: str, tok: int):
+        dialect = name.split(".", 1)[0]
+        if lookup_dialect(dialect) is not None:
+            raise self.error(f"unregistered operation '{name}' found in dialect ('{dialect}') "
+                             "that does not allow unknown operations", tok)
+        raise self.error(f"operation '{name}' is from an unregistered dialect; use "
+                         "--allow-unregistered-dialect to accept it", tok)
+
+    def _parse_custom_op(self, start: int, num_results: int) -> Operation:
+        name_tok = self.i
+        name = self.next()
+        cls = lookup_op(name)
+        if cls is None:
+            for d in reversed(self.default_dialects):
+                if d is not None:
+                    cls = lookup_op(f"{d}.{name}")
+                    break
+            if cls is None:
+                cls = lookup_op(f"builtin.{name}")
+        if cls is None or not hasattr(cls, "parse"):
+            tried = ""
+            d = next((d for d in reversed(self.default_dialects) if d), None)
+            if d is not None and "." not in name:
+                tried = f" (tried '{d}.{name}' as well)"
+            raise self.error(f"custom op '{name}' is unknown{tried}", name_tok)
+        self.default_dialects.append(cls.default_dialect)
+        try:
+            op = cls.parse(self, num_results)
+        finally:
+            self.default_dialects.pop()
+        if op.location is UNKNOWN_LOC:
+            op.location = SourceLoc(self.source, start)
+        return op
+
+    def parse_trailing_location(self) -> Location:
+        self.expect("loc")
+        self.expect("(")
+        loc = self._parse_location_body()
+        self.expect(")")
+        return loc
+
+    # ----- SSA values -------------------------------------------------------------------
+
+    def parse_operand_ref(self) -> OperandRef:
+        tk = self.i
+        t = self.toks[tk]
+        if not t or t[0] != "%":
+            raise self.error(f"expected SSA operand, found {self._describe()}")
+        self.i += 1
+        name, _, num = t.partition("#")
+        return OperandRef(name, int(num) if num else 0, tk)
+
+    def parse_operand_refs(self) -> list[OperandRef]:
+        refs = [self.parse_operand_ref()]
+        while self.toks[self.i] == ",":
+            self.i += 1
+            refs.append(self.parse_operand_ref())
+        return refs
+
+    def resolve(self, ref: OperandRef, type: Type) -> Value:
+        """The value `ref` names, checked to have `type` (a placeholder if not yet defined)."""
+        name = ref.name
+        scopes = self.scopes
+        for k in range(len(scopes) - 1, self.isolated[-1] - 1, -1):
+            vals = scopes[k].get(name)
+            if vals is not None:
+                if ref.number >= len(vals):
+                    raise self.error(f"result number {ref.number} of '{name}' is out of range "
+                                     f"(it has {len(vals)} results)", ref.token)
+                v = vals[ref.number]
+                if v.type is not type:
+                    raise self.error(f"use of value '{name}' expects different type than prior "
+                                     f"uses: '{type}' vs '{v.type}'", ref.token)
+                return v
+        key = (name, ref.number)
+        fwd = self.forward[-1]
+        ph = fwd.get(key)
+        if ph is None:
+            ph = fwd[key] = _Placeholder(type, name, ref.token)
+        elif ph.type is not type:
+            raise self.error(f"use of value '{name}' expects different type than prior uses: "
+                             f"'{type}' vs '{ph.type}'", ref.token)
+        return ph
+
+    def _define(self, name: str, values, token: int) -> None:
+        scope = self.scopes[-1]
+        if name in scope:
+            raise self.error(f"redefinition of SSA value '{name}'", token)
+        scope[name] = values
+        fwd = self.forward[-1]
+        if fwd:
+            for i, v in enumerate(values):
+                ph = fwd.pop((name, i), None)
+                if ph is not None:
+                    if ph.type is not v.type:
+                        raise self.error(f"definition of SSA value '{name}#{i}' has type "
+                                         f"'{v.type}'", token).note(
+                            f"previously used here with type '{ph.type}'",
+                            self.location_at(ph.token))
+                    ph.replace_all_uses_with(v)
+
+    def define_value(self, name: str, value: Value, token: int) -> None:
+        """For custom parsers that define block arguments or results themselves."""
+        self._define(name, [value], token)
+
+    def _finish_scope(self) -> None:
+        """At the end of an isolated scope every forward reference must have been defined."""
+        fwd = self.forward[-1]
+        if fwd:
+            ph = min(fwd.values(), key=lambda p: p.token)
+            raise self.error(f"use of undeclared SSA value name '{ph.name}'", ph.token)
+
+    # ----- regions and blocks -----------------------------------------------------------
+
+    def parse_region(self, arguments=None, *, isolated: bool = False) -> Region:
+        """Parse `{ ... }`. `arguments` (name, type, loc, token) define the entry block's
+        arguments for custom forms such as `func.func @f(%x: f32)`."""
+        self.expect("{", "to begin a region")
+        region = Region()
+        self.scopes.append({})
+        if isolated:
+            self.isolated.append(len(self.scopes) - 1)
+            self.forward.append({})
+        self.block_scopes.append({})
+        try:
+            toks = self.toks
+            if arguments is not None:
+                entry = region.add_block(Block())
+                for name, type, loc, tk in arguments:
+                    self._define(name, [entry.add_argument(type, loc)], tk)
+                if toks[self.i] and toks[self.i][0] == "^":
+                    raise self.error("invalid block name in region with named arguments")
+                self._parse_block_body(entry)
+            elif toks[self.i] != "}" and toks[self.i][:1] != "^":
+                entry = region.add_block(Block())
+                self._parse_block_body(entry)
+            while toks[self.i][:1] == "^":
+                self._parse_block(region)
+            self.expect("}", "to end region")
+            blocks = self.block_scopes[-1]
+            for name, (block, tk, defined) in blocks.items():
+                if not defined:
+                    raise self.error(f"reference to an undefined block '{name}'", tk)
+        finally:
+            self.block_scopes.pop()
+            if isolated:
+                self._finish_scope()
+                self.isolated.pop()
+                self.forward.pop()
+            self.scopes.pop()
+        return region
+
+    def _block_for(self, name: str, token: int) -> list:
+        blocks = self.block_scopes[-1]
+        entry = blocks.get(name)
+        if entry is None:
+            entry = blocks[name] = [Block(), token, False]
+        return entry
+
+    def _parse_block(self, region: Region) -> None:
+        tk = self.i
+        name = self.next()
+        entry = self._block_for(name, tk)
+        if entry[2]:
+            raise self.error(f"redefinition of block '{name}'", tk)
+        entry[2] = True
+        block = entry[0]
+        region.add_block(block)
+        if self.accept("("):
+            if self.tok != ")":
+                while True:
+                    atk = self.i
+                    ref = self.parse_operand_ref()
+                    self.expect(":")
+                    t = self.parse_type()
+                    loc = self.parse_trailing_location() if self.tok == "loc" else None
+                    self._define(ref.name, [block.add_argument(t, loc)], atk)
+                    if not self.accept(","):
+                        break
+            self.expect(")")
+        self.expect(":", "after block name")
+        self._parse_block_body(block)
+
+    def _parse_block_body(self, block: Block) -> None:
+        toks = self.toks
+        append = block.append
+        while True:
+            t = toks[self.i]
+            if not t or t == "}" or t[0] == "^":
+                return
+            append(self.parse_operation())
+
+    def parse_successor(self) -> Block:
+        tk = self.i
+        t = self.toks[tk]
+        if not t.startswith("^"):
+            raise self.error("expected block name")
+        self.i += 1
+        if not self.block_scopes:
+            raise self.error("successor outside of a region", tk)
+        return self._block_for(t, tk)[0]
+
+    def parse_successor_with_args(self) -> tuple[Block, list[Value]]:
+        """`^bb1(%a, %b : f32, i32)` as custom forms of branch ops write it."""
+        block = self.parse_successor()
+        values = []
+        if self.accept("("):
+            refs = self.parse_operand_refs()
+            self.expect(":")
+            types = self.parse_type_list()
+            if len(types) != len(refs):
+                raise self.error("mismatch between operand and type counts")
+            values = [self.resolve(r, t) for r, t in zip(refs, types)]
+            self.expect(")")
+        return block, values
+
+    # ----- attributes -------------------------------------------------------------------
+
+    def parse_attr_dict_body(self) -> dict:
+        """`{k = v, flag}` starting at `{`; returns a plain dict (order preserved)."""
+        self.expect("{")
+        out: dict = {}
+        toks = self.toks
+        if toks[self.i] == "}":
+            self.i += 1
+            return out
+        while True:
+            tk = self.i
+            key = toks[tk]
+            if key[:1] == '"':
+                key = unescape(key)
+            elif not key or not (key[0].isalpha() or key[0] == "_"):
+                raise self.error("expected attribute name")
+            self.i += 1
+            if key in out:
+                raise self.error(f"duplicate key '{key}' in dictionary attribute", tk)
+            if toks[self.i] == "=":
+                self.i += 1
+                out[key] = self.parse_attribute()
+            else:
+                out[key] = UNIT
+            if toks[self.i] == ",":
+                self.i += 1
+                continue
+            if toks[self.i] == "}":
+                self.i += 1
+                return out
+            raise self.error("expected ',' or '}' in attribute dictionary")
+
+    def parse_optional_attr_dict(self) -> dict:
+        return self.parse_attr_dict_body() if self.tok == "{" else {}
+
+    def parse_attribute(self, type: Type | None = None) -> Attribute:
+        tk = self.i
+        t = self.toks[tk]
+        if not t:
+            raise self.error("expected attribute value, found end of input")
+        c = t[0]
+        if c == '"':
+            self.i += 1
+            value = unescape(t)
+            if self.toks[self.i] == ":" and self._starts_type(self.peek()):
+                self.i += 1
+                return StringAttr(value, self.parse_type())
+            return StringAttr(value)
+        if c.isdigit() or c == "-":
+            return self._parse_number_attr(type)
+        if c == "[":
+            self.i += 1
+            items = []
+            if self.tok != "]":
+                while True:
+                    items.append(self.parse_attribute())
+                    if not self.accept(","):
+                        break
+            self.expect("]", "to end array attribute")
+            return ArrayAttr(items)
+        if c == "{" and t == "{":
+            return DictionaryAttr(self.parse_attr_dict_body())
+        if c == "@":
+            return self._parse_symbol_ref()
+        if c == "#":
+            self.i += 1
+            alias = self.attr_aliases.get(t)
+            if alias is not None:
+                return alias
+            if "." not in t.split("<", 1)[0]:
+                raise self.error(f"undefined symbol alias id '{t[1:]}'", tk)
+            return OpaqueAttr(t[1:])
+        if t == "true" or t == "false":
+            self.i += 1
+            return IntegerAttr(1 if t == "true" else 0, I1)
+        if t == "unit":
+            self.i += 1
+            return UNIT
+        if t == "loc" and self.peek() == "(":
+            return self.parse_trailing_location()
+        handler = _KEYWORD_ATTRS.get(t)
+        if handler is not None and self.peek() == "<":
+            self.i += 2
+            attr = handler(self)
+            return attr
+        if self._starts_type(t):
+            return TypeAttr(self.parse_type())
+        raise self.error(f"expected attribute value, found {self._describe()}")
+
+    def _parse_number_attr(self, type: Type | None) -> Attribute:
+        tk = self.i
+        neg = self.accept("-")
+        t = self.next()
+        if not t or not t[0].isdigit():
+            raise self.error("expected a number", tk)
+        if self.tok == ":":
+            self.i += 1
+            type = self.parse_type()
+        is_float_lit = "." in t
+        if type is None:
+            type = F64 if is_float_lit else I64
+        if isinstance(type, FloatType):
+            if t.startswith("0x"):
+                if neg:
+                    raise self.error("hexadecimal float literal should not have a leading "
+                                     "minus", tk)
+                return FloatAttr(bits_to_float(int(t, 16), type.name), type)
+            v = float(t)
+            return FloatAttr(-v if neg else v, type)
+        if is_float_lit:
+            raise self.error(f"floating point value not valid for specified type '{type}'", tk)
+        if not isinstance(type, (IntegerType, IndexType)):
+            raise self.error(f"integer literal not valid for specified type '{type}'", tk)
+        v = int(t, 16) if t.startswith("0x") else int(t)
+        if neg:
+            v = -v
+        if isinstance(type, IntegerType):
+            w = type.width
+            if type.signedness == "unsigned":
+                if v < 0 or v >= 1 << w:
+                    raise self.error(f"integer constant out of range for attribute", tk)
+            elif w == 1:
+                if v not in (0, 1, -1):
+                    raise self.error("integer constant out of range for attribute", tk)
+                v = 1 if v else 0
+            elif not -(1 << w) <= v < (1 << w):
+                raise self.error("integer constant out of range for attribute", tk)
+            elif type.signedness == "signless" and v >= 1 << (w - 1):
+                v -= 1 << w  # signless values are stored two's-complement, printed signed
+        return IntegerAttr(v, type)
+
+    def _parse_symbol_ref(self) -> SymbolRefAttr:
+        path = [self._symbol_name(self.next())]
+        while self.tok == "::":
+            self.i += 1
+            if not self.tok.startswith("@"):
+                raise self.error("expected nested symbol reference identifier")
+            path.append(self._symbol_name(self.next()))
+        return SymbolRefAttr(path[0], path[1:])
+
+    @staticmethod
+    def _symbol_name(tok: str) -> str:
+        return unescape(tok[1:]) if tok[1:2] == '"' else tok[1:]
+
+    def parse_symbol_name(self) -> str:
+        t = self.tok
+        if not t.startswith("@"):
+            raise self.error("expected valid '@'-identifier for symbol name")
+        self.i += 1
+        return self._symbol_name(t)
+
+    # ----- locations --------------------------------------------------------------------
+
+    def _parse_location_body(self) -> Location:
+        tk = self.i
+        t = self.next()
+        if t == "unknown":
+            return UNKNOWN_LOC
+        if t.startswith("#"):
+            loc = self.attr_aliases.get(t)
+            if loc is None:
+                d = _DeferredLoc(t, self.attr_aliases, tk)
+                self.deferred_locs.append(d)
+                return d
+            if not isinstance(loc, Location):
+                raise self.error(f"expected location, but '{t}' is not a location", tk)
+            return loc
+        if t.startswith('"'):
+            s = unescape(t)
+            if self.accept(":"):
+                line = self._int_tok()
+                self.expect(":")
+                col = self._int_tok()
+                end = None
+                if self.tok == "to":
+                    self.i += 1
+                    if self.accept(":"):
+                        end = (line, self._int_tok())
+                    else:
+                        end_line = self._int_tok()
+                        self.expect(":")
+                        end = (end_line, self._int_tok())
+                return FileLineColLoc(s, line, col, end)
+            child = None
+            if self.accept("("):
+                child = self._parse_location_body()
+                self.expect(")")
+            return NameLoc(s, child)
+        if t == "callsite":
+            self.expect("(")
+            callee = self._parse_location_body()
+            self.expect("at")
+            caller = self._parse_location_body()
+            self.expect(")")
+            return CallSiteLoc(callee, caller)
+        if t == "fused":
+            meta = None
+            if self.accept("<"):
+                meta = self.parse_attribute()
+                self.expect(">")
+            self.expect("[")
+            locs = []
+            if self.tok != "]":
+                while True:
+                    locs.append(self._parse_location_body())
+                    if not self.accept(","):
+                        break
+            self.expect("]")
+            return FusedLoc(locs, meta)
+        raise self.error("expected location instance", tk)
+
+    def _int_tok(self) -> int:
+        t = self.tok
+        if not t.isdigit():
+            raise self.error("expected integer")
+        self.i += 1
+        return int(t)
+
+    def _resolve_deferred_locs(self) -> None:
+        for d in self.deferred_locs:
+            if d.name not in self.attr_aliases:
+                raise self.error(f"undefined symbol alias id '{d.name[1:]}'", d.token)
+
+    # ----- types ------------------------------------------------------------------------
+
+    @staticmethod
+    def _starts_type(t: str) -> bool:
+        if not t:
+            return False
+        return (t in _SIMPLE_TYPES or t[0] in "!(" or t in _KEYWORD_TYPES
+                or _INT_TYPE_RE.match(t) is not None)
+
+    def parse_type(self) -> Type:
+        tk = self.i
+        t = self.toks[tk]
+        simple = _SIMPLE_TYPES.get(t)
+        if simple is not None:
+            self.i += 1
+            return simple
+        if not t:
+            raise self.error("expected type, found end of input")
+        c = t[0]
+        if c == "(":
+            return self._parse_function_type()
+        if c == "!":
+            self.i += 1
+            alias = self.type_aliases.get(t)
+            if alias is not None:
+                return alias
+            if "." not in t.split("<", 1)[0]:
+                raise self.error(f"undefined symbol alias id '{t[1:]}'", tk)
+            from irkit.types import OpaqueType
+            return OpaqueType(t[1:])
+        m = _INT_TYPE_RE.match(t)
+        if m is not None:
+            self.i += 1
+            ty = IntegerType(int(m.group(2)), {"i": "signless", "si": "signed",
+                                               "ui": "unsigned"}[m.group(1)])
+            _SIMPLE_TYPES[t] = ty
+            return ty
+        handler = _KEYWORD_TYPES.get(t)
+        if handler is not None:
+            self.i += 1
+            self.expect("<", f"in {t} type")
+            return handler(self)
+        raise self.error(f"expected non-function type, found {self._describe()}")
+
+    def parse_type_list(self) -> list[Type]:
+        types = [self.parse_type()]
+        while self.toks[self.i] == ",":
+            self.i += 1
+            types.append(self.parse_type())
+        return types
+
+    def _parse_function_type(self) -> FunctionType:
+        self.expect("(")
+        inputs = []
+        if self.toks[self.i] != ")":
+            inputs = self.parse_type_list()
+        self.expect(")", "in function type")
+        self.expect("->", "in function type")
+        return FunctionType(inputs, self.parse_function_result_types())
+
+    def parse_function_result_types(self) -> list[Type]:
+        """`-> T` or `-> (T, U)` (the arrow already consumed)."""
+        toks = self.toks
+        if toks[self.i] == "(":
+            # `(` may start a parenthesized result list or a function-typed single result.
+            save = self.i
+            self.i += 1
+            results = []
+            if toks[self.i] != ")":
+                results = self.parse_type_list()
+            self.expect(")")
+            if toks[self.i] == "->":
+                self.i = save
+                return [self._parse_function_type()]
+            return results
+        return [self.parse_type()]
+
+    def _parse_dims(self, allow_unranked: bool = False, allow_scalable: bool = False):
+        """Parse an optional dimension-list token; returns (shape, scalable) or None if '*'."""
+        t = self.tok
+        if t.startswith("0x") and len(t) > 2:
+            # `tensor<0xf32>` lexes as a hex literal: split it back into `0x` + element type.
+            return self._split_hex_dims()
+        if not t.endswith("x") or not (t[0].isdigit() or t[0] in "?*["):
+            return (), ()
+        self.i += 1
+        dims = t[:-1].split("x")
+        if dims[0] == "*":
+            if not allow_unranked or len(dims) != 1:
+                raise self.error("unranked shape is not allowed here", self.i - 1)
+            return None
+        shape, scalable = [], []
+        for d in dims:
+            if d == "?":
+                shape.append(None)
+                scalable.append(False)
+            elif d[0] == "[":
+                if not allow_scalable:
+                    raise self.error("scalable dimensions are only allowed in vectors",
+                                     self.i - 1)
+                shape.append(int(d[1:-1]))
+                scalable.append(True)
+            elif d == "*":
+                raise self.error("unranked '*' must be the only dimension", self.i - 1)
+            else:
+                shape.append(int(d))
+                scalable.append(False)
+        return tuple(shape), tuple(scalable)
+
+    def _split_hex_dims(self):
+        tk = self.i
+        rest = self.toks[tk][2:]
+        self.i += 1
+        if self.tok.startswith("x") and rest.isdigit():
+            rest = rest + self.next()
+        sub = Parser(rest + ">", self.source.name, register_source=False)
+        sub.type_aliases = self.type_aliases
+        dims = sub._parse_dims(allow_scalable=True)
+        if dims is None:
+            raise self.error("invalid shape", tk)
+        elem = sub.parse_type()
+        self._pending_element = elem
+        return (0, *dims[0]), (False, *dims[1])
+
+    def _element_type(self) -> Type:
+        pending = getattr(self, "_pending_element", None)
+        if pending is not None:
+            self._pending_element = None
+            return pending
+        return self.parse_type()
+
+    # ----- affine -----------------------------------------------------------------------
+
+    def _parse_affine_dims_syms(self) -> tuple[dict, int, int]:
+        names: dict = {}
+        self.expect("(")
+        nd = 0
+        if self.tok != ")":
+            while True:
+                names[self.next()] = aff.AffineDim(nd)
+                nd += 1
+                if not self.accept(","):
+                    break
+        self.expect(")")
+        ns = 0
+        if self.accept("["):
+            if self.tok != "]":
+                while True:
+                    names[self.next()] = aff.AffineSymbol(ns)
+                    ns += 1
+                    if not self.accept(","):
+                        break
+            self.expect("]")
+        return names, nd, ns
+
+    def _parse_affine_expr(self, names: dict) -> aff.AffineExpr:
+        lhs = self._parse_affine_term(names)
+        while self.tok in ("+", "-"):
+            op = self.next()
+            rhs = self._parse_affine_term(names)
+            lhs = aff.add(lhs, rhs if op == "+" else aff.neg(rhs))
+        return lhs
+
+    def _parse_affine_term(self, names: dict) -> aff.AffineExpr:
+        lhs = self._parse_affine_atom(names)
+        while self.tok in ("*", "mod", "floordiv", "ceildiv"):
+            op = self.next()
+            rhs = self._parse_affine_atom(names)
+            lhs = aff.AffineBinary({"*": "mul"}.get(op, op), lhs, rhs)
+        return lhs
+
+    def _parse_affine_atom(self, names: dict) -> aff.AffineExpr:
+        tk = self.i
+        t = self.next()
+        if t == "(":
+            e = self._parse_affine_expr(names)
+            self.expect(")")
+            return e
+        if t == "-":
+            return aff.neg(self._parse_affine_atom(names))
+        if t.isdigit():
+            return aff.AffineConst(int(t))
+        e = names.get(t)
+        if e is None:
+            raise self.error(f"use of undeclared identifier '{t}' in affine expression", tk)
+        return e
+
+    def parse_affine_map(self) -> aff.AffineMap:
+        names, nd, ns = self._parse_affine_dims_syms()
+        self.expect("->")
+        self.expect("(")
+        results = []
+        if self.tok != ")":
+            while True:
+                results.append(self._parse_affine_expr(names))
+                if not self.accept(","):
+                    break
+        self.expect(")")
+        return aff.AffineMap(nd, ns, tuple(results))
+
+    def parse_integer_set(self) -> aff.IntegerSet:
+        names, nd, ns = self._parse_affine_dims_syms()
+        self.expect(":")
+        self.expect("(")
+        cons, eqs = [], []
+        while True:
+            lhs = self._parse_affine_expr(names)
+            tk = self.i
+            a, b = self.next(), self.next()
+            if (a, b) not in ((">", "="), ("<", "="), ("=", "=")):
+                raise self.error("expected '>=', '<=' or '==' in integer set constraint", tk)
+            rhs = self._parse_affine_expr(names)
+            if a == "<":
+                lhs, rhs = rhs, lhs
+            if not (isinstance(rhs, aff.AffineConst) and rhs.value == 0):
+                lhs = aff.add(lhs, aff.neg(rhs))
+            cons.append(lhs)
+            eqs.append(a == "=")
+            if not self.accept(","):
+                break
+        self.expect(")")
+        return aff.IntegerSet(nd, ns, tuple(cons), tuple(eqs))
+
+    # ----- elements literals ------------------------------------------------------------
+
+    def _parse_literal(self):
+        """A nested list of element tokens for dense/sparse: numbers, bools, (re, im)."""
+        t = self.tok
+        if t == "[":
+            self.i += 1
+            items = []
+            if self.tok != "]":
+                while True:
+                    items.append(self._parse_literal())
+                    if not self.accept(","):
+                        break
+            self.expect("]")
+            return items
+        if t == "(":
+            self.i += 1
+            re_ = self._parse_literal()
+            self.expect(",")
+            im = self._parse_literal()
+            self.expect(")")
+            return ("complex", re_, im)
+        tk = self.i
+        if self.accept("-"):
+            t2 = self.next()
+            if not t2[:1].isdigit():
+                raise self.error("expected number after '-'", tk)
+            return "-" + t2
+        t = self.next()
+        if t in ("true", "false") or t[:1].isdigit():
+            return t
+        raise self.error("expected element literal", tk)
+
+
+def _literal_to_python(lit, et: Type):
+    if isinstance(lit, list):
+        return [_literal_to_python(x, et) for x in lit]
+    if isinstance(lit, tuple):
+        inner = et.element if isinstance(et, ComplexType) else et
+        return complex(_literal_to_python(lit[1], inner), _literal_to_python(lit[2], inner))
+    if lit == "true":
+        return True
+    if lit == "false":
+        return False
+    neg = lit.startswith("-")
+    body = lit[1:] if neg else lit
+    if isinstance(et, FloatType):
+        if body.startswith("0x"):
+            return bits_to_float(int(body, 16), et.name)
+        v = float(body)
+    elif body.startswith("0x"):
+        v = int(body, 16)
+    elif "." in body or "e" in body:
+        v = float(body)
+    else:
+        v = int(body)
+    return -v if neg else v
+
+
+def _literal_shape(lit) -> tuple:
+    shape = []
+    while isinstance(lit, list):
+        shape.append(len(lit))
+        if not lit:
+            break
+        lit = lit[0]
+    return tuple(shape)
+
+
+# ----- keyword types --------------------------------------------------------------------------
+
+def _ty_tensor(p: Parser) -> Type:
+    tk = p.i
+    dims = p._parse_dims(allow_unranked=True)
+    if dims is None:
+        elem = p._element_type()
+        p.expect(">")
+        return UnrankedTensorType(elem)
+    elem = p._element_type()
+    enc = None
+    if p.accept(","):
+        enc = p.parse_attribute()
+    p.expect(">", "to end tensor type")
+    if isinstance(elem, (FunctionType,)):
+        raise p.error("invalid tensor element type", tk)
+    return RankedTensorType(dims[0], elem, enc)
+
+
+def _ty_memref(p: Parser) -> Type:
+    dims = p._parse_dims(allow_unranked=True)
+    if dims is None:
+        elem = p._element_type()
+        space = None
+        if p.accept(","):
+            space = p.parse_attribute()
+        p.expect(">")
+        return UnrankedMemRefType(elem, space)
+    elem = p._element_type()
+    layout = space = None
+    if p.accept(","):
+        a = p.parse_attribute()
+        if isinstance(a, (StridedLayoutAttr, AffineMapAttr)):
+            layout = a
+            if p.accept(","):
+                space = p.parse_attribute()
+        else:
+            space = a
+    p.expect(">", "to end memref type")
+    return MemRefType(dims[0], elem, layout, space)
+
+
+def _ty_vector(p: Parser) -> Type:
+    tk = p.i
+    dims = p._parse_dims(allow_scalable=True)
+    if dims is None or not dims[0]:
+        raise p.error("vector types must have at least one dimension", tk)
+    if None in dims[0]:
+        raise p.error("vector types must have static shape", tk)
+    elem = p._element_type()
+    p.expect(">", "to end vector type")
+    return VectorType(dims[0], elem, dims[1])
+
+
+def _ty_complex(p: Parser) -> Type:
+    elem = p.parse_type()
+    p.expect(">")
+    return ComplexType(elem)
+
+
+def _ty_tuple(p: Parser) -> Type:
+    types = [] if p.tok == ">" else p.parse_type_list()
+    p.expect(">")
+    return TupleType(types)
+
+
+_KEYWORD_TYPES = {"tensor": _ty_tensor, "memref": _ty_memref, "vector": _ty_vector,
+                  "complex": _ty_complex, "tuple": _ty_tuple}
+
+
+# ----- keyword attributes ---------------------------------------------------------------------
+
+def _attr_dense(p: Parser) -> Attribute:
+    tk = p.i
+    if p.tok[:1] == '"':
+        raw = unescape(p.next())
+        p.expect(">")
+        p.expect(":")
+        t = p.parse_type()
+        return _dense_from_hex(p, raw, t, tk)
+    lit = [] if p.tok == ">" else p._parse_literal()
+    p.expect(">")
+    p.expect(":", "after dense literal")
+    t = p.parse_type()
+    if not isinstance(t, (RankedTensorType, VectorType)) or not t.has_static_shape:
+        raise p.error("elements literal type must be a statically shaped tensor or vector", tk)
+    values = _literal_to_python(lit, t.element)
+    shape = _literal_shape(values)
+    if isinstance(values, list) and shape != tuple(t.shape):
+        if not (shape == (0,) and t.num_elements == 0):
+            raise p.error(f"inferred shape of elements literal ([{', '.join(map(str, shape))}]) "
+                          f"does not match type ([{', '.join(map(str, t.shape))}])", tk)
+    import numpy as np
+    try:
+        arr = np.array(values, dtype=_np_dtype(t.element))
+    except (OverflowError, ValueError, TypeError) as e:
+        raise p.error(f"invalid element literal: {e}", tk) from None
+    if arr.ndim == 0:
+        arr = np.broadcast_to(arr, t.shape)
+    return DenseElementsAttr(t, arr)
+
+
+def _np_dtype(et):
+    from irkit.attributes import numpy_dtype
+    return numpy_dtype(et)
+
+
+def _dense_from_hex(p: Parser, raw: str, t: Type, tk: int) -> Attribute:
+    import numpy as np
+    if not raw.startswith("0x"):
+        raise p.error("expected hex string in dense attribute", tk)
+    try:
+        data = bytes.fromhex(raw[2:])
+    except ValueError:
+        raise p.error("invalid hex string in dense attribute", tk) from None
+    dtype = np.dtype(_np_dtype(t.element))
+    n = t.num_elements
+    if len(data) == dtype.itemsize and n != 1:
+        arr = np.broadcast_to(np.frombuffer(data, dtype=dtype)[0], t.shape)
+    elif len(data) == dtype.itemsize * n:
+        arr = np.frombuffer(data, dtype=dtype).reshape(t.shape)
+    else:
+        raise p.error(f"elements hex data size is invalid for provided type", tk)
+    return DenseElementsAttr(t, arr)
+
+
+def _attr_dense_resource(p: Parser) -> Attribute:
+    name = p.next()
+    p.expect(">")
+    p.expect(":")
+    t = p.parse_type()
+    handle = p.resources.setdefault(name, ResourceHandle(name))
+    return DenseResourceAttr(handle, t)
+
+
+def _attr_sparse(p: Parser) -> Attribute:
+    tk = p.i
+    idx = p._parse_literal()
+    p.expect(",")
+    vals = p._parse_literal()
+    p.expect(">")
+    p.expect(":")
+    t = p.parse_type()
+    if not isinstance(t, (RankedTensorType, VectorType)):
+        raise p.error("sparse elements literal must have a tensor or vector type", tk)
+    return SparseElementsAttr(t, _literal_to_python(idx, I64),
+                              _literal_to_python(vals, t.element))
+
+
+def _attr_array(p: Parser) -> Attribute:
+    tk = p.i
+    et = p.parse_type()
+    if not isinstance(et, (IntegerType, FloatType)):
+        raise p.error("expected integer or float type in dense array", tk)
+    values = []
+    if p.accept(":"):
+        while True:
+            lit = p._parse_literal()
+            if isinstance(lit, (list, tuple)):
+                raise p.error("expected scalar in dense array", tk)
+            values.append(_literal_to_python(lit, et))
+            if not p.accept(","):
+                break
+    p.expect(">", "to end dense array")
+    return DenseArrayAttr(et, values)
+
+
+def _attr_affine_map(p: Parser) -> Attribute:
+    m = p.parse_affine_map()
+    p.expect(">")
+    return AffineMapAttr(m)
+
+
+def _attr_affine_set(p: Parser) -> Attribute:
+    s = p.parse_integer_set()
+    p.expect(">")
+    return IntegerSetAttr(s)
+
+
+def _attr_strided(p: Parser) -> Attribute:
+    p.expect("[")
+    strides = []
+    if p.tok != "]":
+        while True:
+            strides.append(_dyn_int(p))
+            if not p.accept(","):
+                break
+    p.expect("]")
+    offset = 0
+    if p.accept(","):
+        p.expect("offset")
+        p.expect(":")
+        offset = _dyn_int(p)
+    p.expect(">")
+    return StridedLayoutAttr(strides, offset)
+
+
+def _dyn_int(p: Parser):
+    if p.accept("?"):
+        return None
+    neg = p.accept("-")
+    t = p.next()
+    if not t.isdigit():
+        raise p.error("expected integer or '?'", p.i - 1)
+    return -int(t) if neg else int(t)
+
+
+_KEYWORD_ATTRS = {"dense": _attr_dense, "dense_resource": _attr_dense_resource,
+                  "sparse": _attr_sparse, "array": _attr_array, "affine_map": _attr_affine_map,
+                  "affine_set": _attr_affine_set, "strided": _attr_strided}
+
+
+def _is_isolated(cls) -> bool:
+    from irkit.opdef import IsolatedFromAbove
+    return cls.has_trait(IsolatedFromAbove)
+
+
+# ----- entry points ---------------------------------------------------------------------------
+
+def parse_module(text: str, filename: str = "<stdin>", *, allow_unregistered: bool = False,
+                 verify: bool = True) -> Operation:
+    """Parse (and by default verify) a module; raises ParseError / VerifyError."""
+    import irkit.dialects  # noqa: F401
+    from irkit.dialects import load_all
+    load_all()
+    p = Parser(text, filename, allow_unregistered=allow_unregistered)
+    module = p.parse_module()
+    if verify:
+        from irkit.verifier import verify as _verify
+        _verify(module)
+    return module
+
+
+def parse_type(text: str) -> Type:
+    p = Parser(text, "<type>", register_source=False)
+    t = p.parse_type()
+    if p.tok:
+        raise p.error("unexpected trailing text after type")
+    return t
+
+
+def parse_attribute(text: str) -> Attribute:
+    p = Parser(text, "<attribute>", register_source=False)
+    a = p.parse_attribute()
+    if p.tok:
+        raise p.error("unexpected trailing text after attribute")
+    return a

@@ -1,0 +1,302 @@
+"""The IR verifier: op-local rules, block terminators, region rules and SSA dominance.
+
+Algorithm:
+
+1. Walk every op (pre-order, with an explicit stack, so deep nesting cannot overflow).
+2. For a registered op, check its declared structure against its `OpSpec` (operand and
+   result counts including variadic groups, type constraints, required properties and their
+   constraints, region and successor counts), then each trait's `verify`, then the op's
+   own `verify_`.
+3. For every region of a registered op without `NoTerminator`: each block must end with an
+   op that may be a terminator, and no registered terminator may appear before the end.
+4. Successors must be blocks of the region that holds the branching op.
+5. Dominance: each operand's definition must dominate the use. Within one block that is
+   program order (ops carry lazily computed order indices); across blocks of one region it is
+   the dominator tree (Cooper-Harvey-Kennedy iteration over reverse post-order), computed
+   once per multi-block region; for a use nested in regions, the use is first lifted to its
+   ancestor in the defining region. Graph regions skip ordering, uses in unreachable blocks
+   are not checked (as in MLIR), and no use may cross an isolated-from-above op.
+
+Every error is a `VerifyError` at the offending op's location; dominance errors carry a note
+pointing at the definition.
+"""
+
+from __future__ import annotations
+
+from irkit.attributes import SymbolRefAttr
+from irkit.diagnostics import VerifyError
+from irkit.ir import BlockArgument, Operation, OpResult, Region
+from irkit.opdef import (
+    GraphRegion, IsolatedFromAbove, NoTerminator, Op, Terminator, op_error,
+)
+
+
+def verify(root: Operation) -> None:
+    Verifier().run(root)
+
+
+class Verifier:
+    def __init__(self) -> None:
+        self._dom: dict = {}
+        self._reachable: dict = {}
+
+    def run(self, root: Operation) -> None:
+        stack = [root]
+        while stack:
+            op = stack.pop()
+            self._verify_op(op)
+            for region in op.regions:
+                self._verify_region(op, region)
+                for block in region.blocks:
+                    o = block.last
+                    while o is not None:
+                        stack.append(o)
+                        o = o._prev
+
+    # ----- one op -----------------------------------------------------------------------
+
+    def _verify_op(self, op: Operation) -> None:
+        for i, operand in enumerate(op._operands):
+            self._check_dominance(op, i, operand.value)
+        block = op.parent
+        if op.successors:
+            region = block.parent if block is not None else None
+            for s in op.successors:
+                if s.parent is not region:
+                    raise op_error(op, "reference to block defined in another region")
+        if isinstance(op, Op):
+            _verify_spec(op)
+            for trait in op.traits:
+                trait.verify(op)
+            op.verify_()
+            if (block is not None and op.has_trait(Terminator) and op._next is not None):
+                raise op_error(op, "must be the last operation in the parent block")
+
+    def _verify_region(self, op: Operation, region: Region) -> None:
+        if not isinstance(op, Op) or op.has_trait(NoTerminator):
+            return
+        for block in region.blocks:
+            last = block.last
+            if last is None:
+                raise op_error(op, "empty block: expect at least a terminator")
+            if isinstance(last, Op) and not last.has_trait(Terminator):
+                raise VerifyError(f"block with no terminator, has '{last.name}'",
+                                  last.location)
+
+    # ----- dominance --------------------------------------------------------------------
+
+    def _check_dominance(self, user: Operation, index: int, value) -> None:
+        if isinstance(value, OpResult):
+            def_block = value.owner.parent
+        elif isinstance(value, BlockArgument):
+            def_block = value.owner
+        else:
+            name = getattr(value, "name", "")
+            raise op_error(user, f"operand #{index} refers to an undefined value {name}".rstrip())
+        if def_block is None:
+            raise op_error(user, f"operand #{index} is defined by an op that is not in any block")
+        ublock = user.parent
+        if ublock is def_block:
+            if isinstance(value, OpResult) and not self._graph(def_block.parent):
+                if value.owner is user or not value.owner.is_before_in_block(user):
+                    raise self._dom_error(user, index, value)
+            return
+        # Lift the user to its ancestor in the defining region.
+        def_region = def_block.parent
+        anc = user
+        while anc.parent is not None and anc.parent.parent is not def_region:
+            parent = anc.parent_op
+            if parent is None:
+                break
+            if isinstance(parent, Op) and parent.has_trait(IsolatedFromAbove):
+                err = op_error(user, f"using value defined outside the region")
+                err.note(f"required by region isolation constraints", parent.location)
+                raise err
+            anc = parent
+        if anc.parent is None or anc.parent.parent is not def_region:
+            raise self._dom_error(user, index, value)
+        if self._graph(def_region):
+            return
+        ablock = anc.parent
+        if ablock is def_block:
+            if isinstance(value, OpResult):
+                if value.owner is anc or not value.owner.is_before_in_block(anc):
+                    raise self._dom_error(user, index, value)
+            return
+        if not self._is_reachable(ablock):
+            return
+        if not self._dominates(def_block, ablock):
+            raise self._dom_error(user, index, value)
+
+    @staticmethod
+    def _graph(region: Region) -> bool:
+        op = region.parent
+        return isinstance(op, Op) and op.has_trait(GraphRegion)
+
+    def _dom_error(self, user, index, value) -> VerifyError:
+        err = op_error(user, f"operand #{index} does not dominate this use")
+        if isinstance(value, OpResult):
+            err.note("operand defined here", value.owner.location)
+        else:
+            region = value.owner.parent
+            bi = region.blocks.index(value.owner) if region is not None else "?"
+            err.note(f"operand defined as a block argument (block #{bi} of its region)",
+                     value.owner.parent_op.location if value.owner.parent_op else None)
+        return err
+
+    def _idom(self, region: Region) -> dict:
+        idom = self._dom.get(region)
+        if idom is None:
+            idom = self._dom[region] = dominators(region)
+        return idom
+
+    def _is_reachable(self, block) -> bool:
+        return block in self._idom(block.parent)
+
+    def _dominates(self, a, b) -> bool:
+        idom = self._idom(a.parent)
+        while b is not None:
+            if b is a:
+                return True
+            nb = idom.get(b)
+            if nb is b:
+                return False
+            b = nb
+        return False
+
+
+def dominators(region: Region) -> dict:
+    """Immediate dominators of the reachable blocks (entry maps to itself).
+
+    Cooper, Harvey & Kennedy, "A Simple, Fast Dominance Algorithm": iterate
+    `idom(b) = intersect(processed preds)` over reverse post-order to a fixpoint.
+    """
+    blocks = region.blocks
+    if not blocks:
+        return {}
+    entry = blocks[0]
+    order: list = []
+    seen = {entry}
+    stack = [(entry, iter(entry.successors))]
+    while stack:
+        b, it = stack[-1]
+        for s in it:
+            if s not in seen:
+                seen.add(s)
+                stack.append((s, iter(s.successors)))
+                break
+        else:
+            order.append(b)
+            stack.pop()
+    rpo = order[::-1]
+    index = {b: i for i, b in enumerate(rpo)}
+    preds: dict = {b: [] for b in rpo}
+    for b in rpo:
+        for s in b.successors:
+            if s in preds:
+                preds[s].append(b)
+    idom = {entry: entry}
+    changed = True
+    while changed:
+        changed = False
+        for b in rpo[1:]:
+            new = None
+            for p in preds[b]:
+                if p in idom:
+                    new = p if new is None else _intersect(p, new, idom, index)
+            if new is not None and idom.get(b) is not new:
+                idom[b] = new
+                changed = True
+    return idom
+
+
+def _intersect(a, b, idom, index):
+    while a is not b:
+        while index[a] > index[b]:
+            a = idom[a]
+        while index[b] > index[a]:
+            b = idom[b]
+    return a
+
+
+# ----- declared structure ---------------------------------------------------------------------
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def _verify_spec(op: Op) -> None:
+    spec = op.spec
+    _verify_group(op, "operand", spec.operands, spec.n_var_operands, len(op._operands),
+                  "operandSegmentSizes")
+    _verify_group(op, "result", spec.results, spec.n_var_results, len(op.results),
+                  "resultSegmentSizes")
+    for od in spec.operands:
+        vals = od.__get__(op)
+        if vals is None:
+            continue
+        for v in (vals if od.variadic else [vals]):
+            if not od.constraint(v.type):
+                raise op_error(op, f"operand '{od.name}' must be {od.constraint.description}, "
+                                   f"but got '{v.type}'")
+    for rd in spec.results:
+        vals = rd.__get__(op)
+        if vals is None:
+            continue
+        for v in (vals if rd.variadic else [vals]):
+            if not rd.constraint(v.type):
+                raise op_error(op, f"result '{rd.name}' must be {rd.constraint.description}, "
+                                   f"but got '{v.type}'")
+    props = op.properties
+    for pd in spec.props:
+        a = props.get(pd.name)
+        if a is None:
+            if not pd.optional:
+                raise op_error(op, f"requires attribute '{pd.name}'")
+            continue
+        if not pd.constraint(a):
+            raise op_error(op, f"attribute '{pd.name}' failed to satisfy constraint: "
+                               f"{pd.constraint.description}")
+    nreg = len(spec.regions)
+    variadic_regions = any(r.variadic for r in spec.regions)
+    if (len(op.regions) != nreg and not variadic_regions) or (
+            variadic_regions and len(op.regions) < nreg - 1):
+        raise op_error(op, f"requires {_plural(nreg, 'region')}")
+    for rd in spec.regions:
+        if not rd.variadic and rd.single_block and len(op.regions[rd.index].blocks) > 1:
+            raise op_error(op, f"expects region '{rd.name}' to have 0 or 1 blocks")
+    nsucc = len(spec.successors)
+    variadic_succ = any(s.variadic for s in spec.successors)
+    if (len(op.successors) != nsucc and not variadic_succ) or (
+            variadic_succ and len(op.successors) < nsucc - 1):
+        raise op_error(op, f"requires {_plural(nsucc, 'successor')}")
+
+
+def _verify_group(op, kind, fields, nvar, total, seg_name) -> None:
+    if nvar == 0:
+        if total != len(fields):
+            raise op_error(op, f"expected {_plural(len(fields), kind)}, but found {total}")
+        return
+    fixed = len(fields) - nvar
+    if nvar == 1:
+        opt = next(f for f in fields if f.variadic or f.optional)
+        if total < fixed or (opt.optional and not opt.variadic and total > fixed + 1):
+            raise op_error(op, f"expected {'at least ' if opt.variadic else ''}"
+                               f"{_plural(fixed, kind)}, but found {total}")
+        return
+    seg = op.properties.get(seg_name)
+    if seg is None:
+        raise op_error(op, f"requires dense i32 array attribute '{seg_name}'")
+    sizes = list(seg.value)
+    if len(sizes) != len(fields):
+        raise op_error(op, f"'{seg_name}' attribute for specifying {kind} segments must have "
+                           f"{len(fields)} elements, but got {len(sizes)}")
+    if sum(sizes) != total:
+        raise op_error(op, f"{kind} count ({total}) does not match with the total size "
+                           f"({sum(sizes)}) specified in attribute '{seg_name}'")
+    for f, n in zip(fields, sizes):
+        if n < 0 or (not f.variadic and not f.optional and n != 1) or (f.optional and n > 1):
+            raise op_error(op, f"'{seg_name}' has an invalid size {n} for {kind} '{f.name}'")
+
+
+_ = SymbolRefAttr
