@@ -3,8 +3,9 @@
 The data structures follow MLIR's:
 
 - A `Value` is an `OpResult` or a `BlockArgument`. Each value keeps its uses (the
-  `OpOperand`s that read it) in an insertion-ordered dict, so adding and removing a use is
-  O(1) and replace-all-uses is linear in the number of uses.
+  `OpOperand`s that read it) in a list, created on the first use: most values have one or
+  two uses, and a list costs a quarter of the memory of a dict. Removing a use scans the
+  list (in C); replace-all-uses moves the whole list at once.
 - An `Operation` holds operands (as `OpOperand`s), results, *properties* (inherent attributes,
   `<{...}>` in generic form), discardable *attributes* (`{...}`), regions, successor blocks and
   a location. Registered ops are instances of their op class (see `irkit.opdef`); unknown ops
@@ -32,7 +33,7 @@ class Value:
 
     def __init__(self, type: Type) -> None:
         self.type = type
-        self._uses: dict | None = None
+        self._uses: list | None = None
 
     @property
     def uses(self) -> list["OpOperand"]:
@@ -43,7 +44,7 @@ class Value:
         """Distinct ops that use this value, in first-use order."""
         if not self._uses:
             return []
-        return list(dict.fromkeys(u.owner for u in self._uses))
+        return list(dict.fromkeys([u.owner for u in self._uses]))
 
     def has_uses(self) -> bool:
         return bool(self._uses)
@@ -52,10 +53,16 @@ class Value:
         return self._uses is not None and len(self._uses) == 1
 
     def replace_all_uses_with(self, new: "Value") -> None:
-        if new is self or not self._uses:
+        uses = self._uses
+        if new is self or not uses:
             return
-        for use in list(self._uses):
-            use.set(new)
+        for use in uses:
+            use.value = new
+        if new._uses is None:
+            new._uses = uses
+        else:
+            new._uses.extend(uses)
+        self._uses = None
 
     def replace_uses_if(self, new: "Value", pred: Callable[["OpOperand"], bool]) -> None:
         if not self._uses:
@@ -128,23 +135,28 @@ class OpOperand:
         self.value = value
         uses = value._uses
         if uses is None:
-            value._uses = {self: None}
+            value._uses = [self]
         else:
-            uses[self] = None
+            uses.append(self)
 
     def set(self, value: Value) -> None:
         old = self.value
         if old is value:
             return
-        del old._uses[self]
+        old._uses.remove(self)
         self.value = value
         if value._uses is None:
-            value._uses = {self: None}
+            value._uses = [self]
         else:
-            value._uses[self] = None
+            value._uses.append(self)
 
     def drop(self) -> None:
-        self.value._uses.pop(self, None)
+        uses = self.value._uses
+        if uses is not None:
+            try:
+                uses.remove(self)
+            except ValueError:
+                pass
 
 
 class Operation:

@@ -140,6 +140,10 @@ class Parser:
         self.block_scopes: list[dict] = []
         self.default_dialects: list[str | None] = [None]
         self.deferred_locs: list = []
+        # Memo of composite types and attribute dictionaries by their token span (see
+        # `_span_end`): real IR repeats a handful of signatures thousands of times.
+        self._type_memo: dict[tuple, Type] = {}
+        self._dict_memo: dict[tuple, dict] = {}
 
     # ----- tokens -----------------------------------------------------------------------
 
@@ -316,7 +320,7 @@ class Parser:
         props = None
         if toks[self.i] == "<" and toks[self.i + 1] == "{":
             self.i += 1
-            props = self.parse_attr_dict_body()
+            props = self._memo_attr_dict()
             self.expect(">", "to end properties")
         regions = []
         if toks[self.i] == "(":
@@ -331,7 +335,7 @@ class Parser:
             self.expect(")", "to end region list")
         attrs = None
         if toks[self.i] == "{":
-            attrs = self.parse_attr_dict_body()
+            attrs = self._memo_attr_dict()
         self.expect(":", "followed by operation type")
         type_tok = self.i
         ftype = self.parse_type()
@@ -607,6 +611,22 @@ class Parser:
                 return out
             raise self.error("expected ',' or '}' in attribute dictionary")
 
+    def _memo_attr_dict(self) -> dict:
+        """`parse_attr_dict_body`, memoized by token span for short dictionaries."""
+        start = self.i
+        end = self._balanced_end(start, "{", "}", 24)
+        if end < 0:
+            return self.parse_attr_dict_body()
+        key = tuple(self.toks[start:end])
+        d = self._dict_memo.get(key)
+        if d is not None:
+            self.i = end
+            return dict(d)
+        d = self.parse_attr_dict_body()
+        if self.i == end and not any(isinstance(a, _DeferredLoc) for a in d.values()):
+            self._dict_memo[key] = dict(d)
+        return d
+
     def parse_optional_attr_dict(self) -> dict:
         return self.parse_attr_dict_body() if self.tok == "{" else {}
 
@@ -817,6 +837,20 @@ class Parser:
         if not t:
             raise self.error("expected type, found end of input")
         c = t[0]
+        if c == "(" or t in _KEYWORD_TYPES:
+            # Composite types are memoized by their token span; parsing one costs ~20 tokens
+            # of Python work, finding its extent a tight loop over the same tokens.
+            end = self._type_end(tk)
+            if end > 0:
+                key = tuple(self.toks[tk:end])
+                ty = self._type_memo.get(key)
+                if ty is not None:
+                    self.i = end
+                    return ty
+                ty = self._parse_function_type() if c == "(" else self._parse_keyword_type(t)
+                if self.i == end:
+                    self._type_memo[key] = ty
+                return ty
         if c == "(":
             return self._parse_function_type()
         if c == "!":
@@ -835,12 +869,52 @@ class Parser:
                                                "ui": "unsigned"}[m.group(1)])
             _SIMPLE_TYPES[t] = ty
             return ty
-        handler = _KEYWORD_TYPES.get(t)
-        if handler is not None:
-            self.i += 1
-            self.expect("<", f"in {t} type")
-            return handler(self)
+        if t in _KEYWORD_TYPES:
+            return self._parse_keyword_type(t)
         raise self.error(f"expected non-function type, found {self._describe()}")
+
+    def _parse_keyword_type(self, t: str) -> Type:
+        self.i += 1
+        self.expect("<", f"in {t} type")
+        return _KEYWORD_TYPES[t](self)
+
+    def _type_end(self, j: int) -> int:
+        """Index just past the type starting at token `j`, or -1 when unsure."""
+        toks = self.toks
+        t = toks[j]
+        if t in _KEYWORD_TYPES:
+            return self._balanced_end(j + 1, "<", ">", 64) if toks[j + 1] == "<" else -1
+        if t == "(":
+            k = self._balanced_end(j, "(", ")", 64)
+            if k < 0 or toks[k] != "->":
+                return -1
+            k += 1
+            if toks[k] == "(":
+                k = self._balanced_end(k, "(", ")", 64)
+                return -1 if k < 0 or toks[k] == "->" else k
+            return self._type_end(k)
+        if t in _SIMPLE_TYPES or (t[:1] == "!" and "." in t):
+            return j + 1
+        return -1
+
+    def _balanced_end(self, j: int, open_: str, close: str, limit: int) -> int:
+        """Index past the `close` matching the `open_` at `j` (-1 past `limit` tokens)."""
+        toks = self.toks
+        depth = 0
+        k = j
+        stop = j + limit
+        while k < stop:
+            t = toks[k]
+            if t == open_:
+                depth += 1
+            elif t == close:
+                depth -= 1
+                if depth == 0:
+                    return k + 1
+            elif not t:
+                return -1
+            k += 1
+        return -1
 
     def parse_type_list(self) -> list[Type]:
         types = [self.parse_type()]

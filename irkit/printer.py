@@ -177,7 +177,9 @@ class Printer:
             dd = self.default_dialects[-1]
             if dd is not None and name.startswith(dd + ".") and name.count(".") == 1:
                 name = name[len(dd) + 1:]
-            elif name.startswith("builtin.") and name.count(".") == 1:
+            elif dd is None and name.startswith("builtin.") and name.count(".") == 1:
+                # MLIR elides `builtin.` only where no other default dialect applies
+                # (inside `func.func` it must stay, or mlir-opt tries `func.<name>`).
                 name = name[8:]
             out.append(name)
             self.default_dialects.append(getattr(op, "default_dialect", None) or dd)
