@@ -505,10 +505,11 @@ class Parser:
             for name, (block, tk, defined) in blocks.items():
                 if not defined:
                     raise self.error(f"reference to an undefined block '{name}'", tk)
+            if isolated:
+                self._finish_scope()
         finally:
             self.block_scopes.pop()
             if isolated:
-                self._finish_scope()
                 self.isolated.pop()
                 self.forward.pop()
             self.scopes.pop()
@@ -1411,3 +1412,34 @@ def parse_attribute(text: str) -> Attribute:
     if p.tok:
         raise p.error("unexpected trailing text after attribute")
     return a
+
+
+def parse_snippet(text: str, filename: str = "<snippet>") -> Operation:
+    """Parse a list of ops whose free SSA values become arguments of a wrapper block.
+
+    Docstring examples such as `%r = arith.addf %a, %b : f32` use values they do not
+    define; their types are known from the uses, so each undefined value turns into an
+    argument of the entry block of an `irkit.snippet` op that holds the ops. Verification is
+    left to the caller (ops that need a particular parent will not have it here).
+    """
+    from irkit.dialects import load_all
+    load_all()
+    p = Parser(text, filename, allow_unregistered=True)
+    body = Block()
+    toks = p.toks
+    while toks[p.i]:
+        t = toks[p.i]
+        if t[0] in "!#" and toks[p.i + 1] == "=":
+            p._parse_alias_def()
+        else:
+            body.append(p.parse_operation())
+    for (name, number), ph in sorted(p.forward[0].items(), key=lambda kv: kv[1].token):
+        ph.replace_all_uses_with(body.add_argument(ph.type))
+    p.forward[0].clear()
+    p._resolve_deferred_locs()
+    only = body.first
+    if only is not None and only is body.last and only.name == "irkit.snippet" and not body.args:
+        return only.detach()  # the printed form of a snippet reads back as itself
+    region = Region()
+    region.add_block(body)
+    return Operation.create("irkit.snippet", regions=[region])
