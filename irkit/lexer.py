@@ -45,12 +45,22 @@ TOKEN_RE = re.compile(
     r"|->|::|\.\.\."
     r"|[-(){}\[\]<>,:=?*+|]"
     r"|\S"
+    # An empty token at the end of the text (or chunk) swallows a trailing comment, which
+    # would otherwise be lexed as `/`, `/`, words...; `_strip_end` drops it again.
+    r"|\Z"
     r")"
 )
 
 
 _CHUNK = 1 << 20
 _OP_START = re.compile(r"\n(?=[ \t]*[%\"^}])")
+
+
+def _strip_end(toks: list[str]) -> list[str]:
+    """Drop the empty end-of-text tokens (only ever the last one or two)."""
+    while toks and not toks[-1]:
+        toks.pop()
+    return toks
 
 
 def tokenize(text: str) -> list[str]:
@@ -62,7 +72,7 @@ def tokenize(text: str) -> list[str]:
     an op (never inside a token), so the unshared strings of only one chunk are alive at once.
     """
     if len(text) <= _CHUNK:
-        toks = TOKEN_RE.findall(text)
+        toks = _strip_end(TOKEN_RE.findall(text))
         memo: dict = {}
         toks = [memo.setdefault(t, t) for t in toks]
     else:
@@ -75,7 +85,8 @@ def tokenize(text: str) -> list[str]:
             if pos + _CHUNK < n:
                 m = _OP_START.search(text, pos + _CHUNK)
                 cut = m.start() + 1 if m is not None else n
-            toks.extend([memo.setdefault(t, t) for t in TOKEN_RE.findall(text, pos, cut)])
+            chunk = _strip_end(TOKEN_RE.findall(text, pos, cut))
+            toks.extend([memo.setdefault(t, t) for t in chunk])
             pos = cut
     toks.append("")  # end of input
     return toks
@@ -94,7 +105,8 @@ class SourceBuffer:
     def token_offset(self, index: int) -> int:
         offsets = self._offsets
         if offsets is None:
-            offsets = self._offsets = [m.start(1) for m in TOKEN_RE.finditer(self.text)]
+            offsets = self._offsets = [m.start(1) for m in TOKEN_RE.finditer(self.text)
+                                       if m.end(1) > m.start(1)]
             offsets.append(len(self.text.rstrip()))
         if index >= len(offsets):
             return offsets[-1]

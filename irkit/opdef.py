@@ -457,6 +457,9 @@ class OpSpec:
         self.n_var_operands = sum(1 for o in self.operands if o.variadic or o.optional)
         self.n_var_results = sum(1 for o in self.results if o.variadic or o.optional)
         self.prop_names = frozenset(p.name for p in self.props)
+        # MLIR stores default-valued properties on every op (the generic form shows them).
+        self.stored_defaults = [(p.name, p.default) for p in self.props
+                                if p.default is not _MISSING and p.default is not None]
         if self.n_var_operands > 1:
             self.prop_names |= {"operandSegmentSizes"}
         if self.n_var_results > 1:
@@ -569,6 +572,17 @@ class Op(Operation):
         from irkit.ir import OpResult
         op.results = [OpResult(t, op, i) for i, t in enumerate(result_types)]
         return op
+
+    def _init(self, operands, result_types, properties, attributes, regions, successors,
+              location) -> None:
+        Operation._init(self, operands, result_types, properties, attributes, regions,
+                        successors, location)
+        defaults = self.spec.stored_defaults
+        if defaults:
+            props = self.properties
+            for name, value in defaults:
+                if name not in props:
+                    props[name] = value
 
     def infer_result_types(self) -> list[Type]:
         raise TypeError(f"'{self.name}' cannot infer its result types; pass result_types=")

@@ -665,7 +665,7 @@ class Parser:
             alias = self.attr_aliases.get(t)
             if alias is not None:
                 return alias
-            if "." not in t.split("<", 1)[0]:
+            if "." not in t and "<" not in t:  # `#foo<...>`: opaque dialect attribute
                 raise self.error(f"undefined symbol alias id '{t[1:]}'", tk)
             return OpaqueAttr(t[1:])
         if t == "true" or t == "false":
@@ -859,7 +859,7 @@ class Parser:
             alias = self.type_aliases.get(t)
             if alias is not None:
                 return alias
-            if "." not in t.split("<", 1)[0]:
+            if "." not in t and "<" not in t:  # `#foo<...>`: opaque dialect attribute
                 raise self.error(f"undefined symbol alias id '{t[1:]}'", tk)
             from irkit.types import OpaqueType
             return OpaqueType(t[1:])
@@ -1155,6 +1155,21 @@ def _literal_to_python(lit, et: Type):
     return -v if neg else v
 
 
+def _wrap_ints(values, et: IntegerType):
+    """Signless literals wrap to the width as MLIR stores them (`dense<255> : ...xi8` is -1)."""
+    if isinstance(values, list):
+        return [_wrap_ints(v, et) for v in values]
+    if not isinstance(values, int) or isinstance(values, bool):
+        return values
+    w = et.width
+    if et.signedness == "unsigned":
+        return values % (1 << w)
+    if et.signedness == "signless" and -(1 << (w - 1)) <= values < (1 << w):
+        v = values % (1 << w)
+        return v - (1 << w) if v >= 1 << (w - 1) else v
+    return values
+
+
 def _literal_shape(lit) -> tuple:
     shape = []
     while isinstance(lit, list):
@@ -1210,8 +1225,8 @@ def _ty_memref(p: Parser) -> Type:
 def _ty_vector(p: Parser) -> Type:
     tk = p.i
     dims = p._parse_dims(allow_scalable=True)
-    if dims is None or not dims[0]:
-        raise p.error("vector types must have at least one dimension", tk)
+    if dims is None:  # 0-d vectors (`vector<f32>`) are valid MLIR
+        raise p.error("vector types must be ranked", tk)
     if None in dims[0]:
         raise p.error("vector types must have static shape", tk)
     elem = p._element_type()
@@ -1252,6 +1267,9 @@ def _attr_dense(p: Parser) -> Attribute:
     if not isinstance(t, (RankedTensorType, VectorType)) or not t.has_static_shape:
         raise p.error("elements literal type must be a statically shaped tensor or vector", tk)
     values = _literal_to_python(lit, t.element)
+    et = t.element
+    if isinstance(et, IntegerType) and et.width > 1 and et.width <= 64:
+        values = _wrap_ints(values, et)
     shape = _literal_shape(values)
     if isinstance(values, list) and shape != tuple(t.shape):
         if not (shape == (0,) and t.num_elements == 0):

@@ -131,7 +131,10 @@ class Verifier:
     @staticmethod
     def _graph(region: Region) -> bool:
         op = region.parent
-        return isinstance(op, Op) and op.has_trait(GraphRegion)
+        if isinstance(op, Op):
+            return op.has_trait(GraphRegion)
+        # As MLIR's `mayBeGraphRegion`: nothing is known of an unregistered op's regions.
+        return op is not None
 
     def _dom_error(self, user, index, value) -> VerifyError:
         err = op_error(user, f"operand #{index} does not dominate this use")

@@ -1,0 +1,395 @@
+"""`arith` conversions: integer/float width changes, int <-> float, index casts, bitcast.
+
+Every cast is `%r = arith.op %x [flags] [attr-dict] : T to U` with T and U of the same shape;
+which element types are compatible is each class's `_compatible`. MLIR reports a mismatch as
+"operand type 'T' and result type 'U' are cast incompatible"; irkit adds why.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irkit.attributes import numpy_dtype
+from irkit.opdef import (
+    Constraint, Elementwise, Operand, Prop, Pure, Result, SameOperandsAndResultShape,
+    SignlessIntegerLike, FloatLike, _scalar_or_container,
+)
+from irkit.types import BF16, FloatType, IndexType, IntegerType
+from irkit.dialects import arith_fold as af
+from irkit.dialects.arith_base import (
+    FASTMATH, OVERFLOW, OVERFLOW_NONE, ArithOp, FastMathAttr, IntOrFloatLike, OverflowAttr,
+    RoundingModeAttr, SignlessFixedIntLike, arith, defining, elem, flags_text, int_info, make,
+    parse_flags, print_attrs, signed, unsigned, wrap,
+)
+
+_U64 = np.uint64
+
+
+class _Cast(ArithOp):
+    __slots__ = ()
+    traits = (Pure(), SameOperandsAndResultShape(), Elementwise())
+    _why = ""
+
+    def _compatible(self, src, dst) -> bool:
+        return True
+
+    def verify_(self):
+        st, dt = self._operands[0].value.type, self.results[0].type
+        if not self._compatible(elem(st), elem(dt)):
+            why = self._why.format(src=st, dst=dt)
+            raise self.error(f"operand type '{st}' and result type '{dt}' are cast "
+                             f"incompatible{': ' + why if why else ''}")
+
+    @classmethod
+    def parse(cls, p, num_results):
+        a = p.parse_operand_ref()
+        props = parse_flags(cls, p) if cls._flags else None
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        st = p.parse_type()
+        p.expect("to")
+        dt = p.parse_type()
+        return make(cls, [p.resolve(a, st)], [dt], props, attrs)
+
+    def print(self, p):
+        v = self._operands[0].value
+        p.write(f" {p.value(v)}{flags_text(self) if self._flags else ''}")
+        print_attrs(self, p)
+        p.write(f" : {v.type} to {self.results[0].type}")
+
+    def _infos(self):
+        return int_info(self._operands[0].value.type), int_info(self.results[0].type)
+
+
+def _wider(src, dst) -> bool:
+    return dst.width > src.width
+
+
+def _narrower(src, dst) -> bool:
+    return dst.width < src.width
+
+
+class _IntResize(_Cast):
+    __slots__ = ()
+    in_ = Operand(SignlessFixedIntLike)
+    out = Result(SignlessFixedIntLike)
+    _compatible = staticmethod(_wider)
+    _why = "result type '{dst}' must be wider than operand type '{src}'"
+
+
+@arith.op
+class ExtSIOp(_IntResize):
+    """Sign extension to a wider integer (i1 true becomes -1).
+
+        %a = arith.constant -3 : i8
+        %r = arith.extsi %a : i8 to i32
+    """
+
+    name = "arith.extsi"
+
+    def evaluate(self, x):
+        si, di = self._infos()
+        return wrap(signed(x, si), di)
+
+
+@arith.op
+class ExtUIOp(_IntResize):
+    """Zero extension to a wider integer.
+
+        %a = arith.constant -3 : i8
+        %r = arith.extui %a : i8 to i32
+    """
+
+    name = "arith.extui"
+
+    def evaluate(self, x):
+        si, di = self._infos()
+        return wrap(unsigned(x, si), di)
+
+
+@arith.op
+class TruncIOp(_IntResize):
+    """Truncation to a narrower integer (keeps the low bits).
+
+        %a = arith.constant 300 : i32
+        %r = arith.trunci %a : i32 to i8
+    """
+
+    name = "arith.trunci"
+    overflowFlags = Prop(OverflowAttr, default=OVERFLOW_NONE)
+    _compatible = staticmethod(_narrower)
+    _why = "result type '{dst}' must be narrower than operand type '{src}'"
+    _flags = ("overflow",)
+    _flag_prop = "overflowFlags"
+    _flag_kind = OVERFLOW
+    _flag_default = OVERFLOW_NONE
+
+    def evaluate(self, x):
+        si, di = self._infos()
+        return wrap(signed(x, si), di)
+
+    def fold_identity(self, operands):
+        x = self._operands[0].value
+        ext = defining(x, ExtSIOp) or defining(x, ExtUIOp)
+        if ext is not None and ext._operands[0].value.type is self.results[0].type:
+            return [ext._operands[0].value]                 # trunci(ext(a)) -> a
+        return None
+
+
+class _FloatResize(_Cast):
+    __slots__ = ()
+    in_ = Operand(FloatLike)
+    out = Result(FloatLike)
+    fastmath = Prop(FastMathAttr, default=None)
+    _flags = ("fastmath",)
+    _flag_prop = "fastmath"
+    _flag_kind = FASTMATH
+    _flag_default = None  # optional in MLIR: printed as given, `fastmath<none>` included
+
+
+@arith.op
+class ExtFOp(_FloatResize):
+    """Float extension (exact).
+
+        %a = arith.constant 1.5 : f16
+        %r = arith.extf %a : f16 to f32
+    """
+
+    name = "arith.extf"
+    _compatible = staticmethod(_wider)
+    _why = "result type '{dst}' must be wider than operand type '{src}'"
+
+    def evaluate(self, x):
+        return np.asarray(x).astype(numpy_dtype(elem(self.results[0].type)))[()]
+
+
+@arith.op
+class TruncFOp(_FloatResize):
+    """Float truncation, rounding to nearest-even unless a rounding mode is given.
+
+        %a = arith.constant 0.1 : f64
+        %r = arith.truncf %a toward_zero : f64 to f32
+    """
+
+    name = "arith.truncf"
+    roundingmode = Prop(RoundingModeAttr, default=None)
+    _compatible = staticmethod(_narrower)
+    _why = "result type '{dst}' must be narrower than operand type '{src}'"
+    _flags = ("rounding", "fastmath")
+
+    def evaluate(self, x):
+        et = elem(self.results[0].type)
+        if et is BF16:
+            return af.round_bf16(np.asarray(x).astype(np.float32))
+        r = np.asarray(x).astype(numpy_dtype(et))
+        mode = self.properties.get("roundingmode")
+        if mode is not None and mode.value:
+            r = _directed(np.asarray(x), r, mode.value)
+        return r[()]
+
+    def fold_identity(self, operands):
+        ext = defining(self._operands[0].value, ExtFOp)
+        if ext is not None and ext._operands[0].value.type is self.results[0].type:
+            return [ext._operands[0].value]                 # truncf(extf(a)) -> a (exact)
+        return None
+
+
+def _directed(x, r, mode: int):
+    """Re-round `r` (nearest-even of `x`) in MLIR rounding mode 1..4 (down, up, to zero,
+    nearest ties away): step to the neighbour when nearest went the wrong way."""
+    rt = r.dtype.type
+    up, down = np.nextafter(r, rt(np.inf)), np.nextafter(r, rt(-np.inf))
+    rx = r.astype(x.dtype)
+    if mode == 1:
+        return np.where(rx > x, down, r)
+    if mode == 2:
+        return np.where(rx < x, up, r)
+    if mode == 3:
+        return np.where(np.abs(rx) > np.abs(x), np.where(x > 0, down, up), r)
+    other = np.where(rx > x, down, up)
+    ox = other.astype(x.dtype)
+    tie = (rx != x) & (np.abs(rx - x) == np.abs(ox - x))
+    return np.where(tie & (np.abs(ox) > np.abs(rx)), other, r)
+
+
+class _IntToFloat(_Cast):
+    __slots__ = ()
+    in_ = Operand(SignlessFixedIntLike)
+    out = Result(FloatLike)
+    _signed = True
+
+    def evaluate(self, x):
+        si = int_info(self._operands[0].value.type)
+        t = self.results[0].type
+        v = signed(x, si) if self._signed else unsigned(x, si)
+        return af.fix_float(v.astype(numpy_dtype(elem(t)))[()], t)
+
+
+@arith.op
+class SIToFPOp(_IntToFloat):
+    """Signed integer to float (round to nearest-even).
+
+        %a = arith.constant -3 : i32
+        %r = arith.sitofp %a : i32 to f32
+    """
+
+    name = "arith.sitofp"
+
+
+@arith.op
+class UIToFPOp(_IntToFloat):
+    """Unsigned integer to float.
+
+        %a = arith.constant -3 : i32
+        %r = arith.uitofp %a : i32 to f32
+    """
+
+    name = "arith.uitofp"
+    _signed = False
+
+
+class _FloatToInt(_Cast):
+    """Round toward zero; NaN and out-of-range values are poison in MLIR (no fold), and
+    saturate here (NaN gives 0) so the interpreter stays deterministic."""
+
+    __slots__ = ()
+    in_ = Operand(FloatLike)
+    out = Result(SignlessFixedIntLike)
+    _signed = True
+
+    def _bounds(self, w):
+        return (-2.0 ** (w - 1), 2.0 ** (w - 1)) if self._signed else (0.0, 2.0 ** w)
+
+    def _poison(self, x):
+        lo, hi = self._bounds(int_info(self.results[0].type).width)
+        t = np.trunc(np.asarray(x, dtype=np.float64))
+        return bool(np.any(np.isnan(t) | (t < lo) | (t >= hi)))
+
+    def evaluate(self, x):
+        di = int_info(self.results[0].type)
+        lo, hi = self._bounds(di.width)
+        t = np.trunc(np.asarray(x, dtype=np.float64))
+        t = np.where(np.isnan(t), 0.0, t)
+        inside = np.where((t < lo) | (t >= hi), 0.0, t)
+        if self._signed:
+            r = inside.astype(np.int64)
+            r = np.where(t >= hi, (1 << (di.width - 1)) - 1, np.where(t < lo, int(lo), r))
+            return wrap(r.astype(np.int64), di)
+        r = inside.astype(_U64)
+        r = np.where(t >= hi, di.mask, np.where(t < lo, _U64(0), r))
+        return wrap(r.astype(_U64), di)
+
+
+@arith.op
+class FPToSIOp(_FloatToInt):
+    """Float to signed integer, rounding toward zero.
+
+        %a = arith.constant -2.5 : f32
+        %r = arith.fptosi %a : f32 to i32
+    """
+
+    name = "arith.fptosi"
+
+
+@arith.op
+class FPToUIOp(_FloatToInt):
+    """Float to unsigned integer, rounding toward zero.
+
+        %a = arith.constant 2.5 : f32
+        %r = arith.fptoui %a : f32 to i32
+    """
+
+    name = "arith.fptoui"
+    _signed = False
+
+
+def _index_compatible(src, dst) -> bool:
+    return isinstance(src, IndexType) != isinstance(dst, IndexType)
+
+
+class _IndexCast(_Cast):
+    __slots__ = ()
+    in_ = Operand(SignlessIntegerLike)
+    out = Result(SignlessIntegerLike)
+    _compatible = staticmethod(_index_compatible)
+    _why = "exactly one of the element types must be 'index'"
+
+    def fold_identity(self, operands):
+        inner = defining(self._operands[0].value, type(self))
+        if inner is not None:
+            src = inner._operands[0].value
+            if src.type is self.results[0].type and not isinstance(elem(src.type), IndexType):
+                return [src]                                # iN -> index -> iN is the identity
+        return None
+
+
+@arith.op
+class IndexCastOp(_IndexCast):
+    """Integer <-> index, sign-extending or truncating.
+
+        %a = arith.constant -3 : i32
+        %r = arith.index_cast %a : i32 to index
+    """
+
+    name = "arith.index_cast"
+
+    def evaluate(self, x):
+        si, di = self._infos()
+        return wrap(signed(x, si), di)
+
+
+@arith.op
+class IndexCastUIOp(_IndexCast):
+    """Integer <-> index, zero-extending or truncating.
+
+        %a = arith.constant -3 : i32
+        %r = arith.index_castui %a : i32 to index
+    """
+
+    name = "arith.index_castui"
+
+    def evaluate(self, x):
+        si, di = self._infos()
+        return wrap(unsigned(x, si), di)
+
+
+def _same_width(src, dst) -> bool:
+    return src.width == dst.width
+
+
+@arith.op
+class BitcastOp(_Cast):
+    """Reinterprets the bits as another type of the same width.
+
+        %a = arith.constant 1.0 : f32
+        %r = arith.bitcast %a : f32 to i32
+    """
+
+    name = "arith.bitcast"
+    in_ = Operand(IntOrFloatLike)
+    out = Result(IntOrFloatLike)
+    _compatible = staticmethod(_same_width)
+    _why = "the bit widths must be equal"
+
+    def evaluate(self, x):
+        se, de = elem(self._operands[0].value.type), elem(self.results[0].type)
+        if se is de:
+            return x
+        a = np.asarray(x)
+        if se is BF16:
+            a = (a.view(np.uint32) >> 16).astype(np.uint16)
+        elif de is BF16:
+            bits = a.view(np.uint16).astype(np.uint32) << 16
+            return bits.view(np.float32)[()]
+        if isinstance(de, IntegerType) and de.width == 1:
+            return a.astype(np.bool_)[()]
+        return a.view(numpy_dtype(de))[()]
+
+    def fold_identity(self, operands):
+        inner = defining(self._operands[0].value, BitcastOp)
+        if inner is not None and inner._operands[0].value.type is self.results[0].type:
+            return [inner._operands[0].value]               # bitcast(bitcast(a)) -> a
+        return None
+
+
+_ = (Constraint, _scalar_or_container, FloatType)

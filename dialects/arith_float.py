@@ -1,0 +1,456 @@
+"""`arith` floating-point ops, comparisons and select (see `irkit.dialects.arith`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irkit.opdef import (
+    BoolLike, AnyType, Commutative, Elementwise, FloatLike, Operand, Prop, Pure, Result,
+    SameOperandsAndResultType, SameOperandsType, SignlessIntegerLike,
+)
+from irkit.attributes import IntegerAttr
+from irkit.types import I1, I64, ShapedType
+from irkit.dialects import arith_fold as af
+from irkit.dialects.arith_base import (
+    CMPF_PREDICATES, CMPI_PREDICATES, FASTMATH, FASTMATH_NONE, ArithOp, FastMathAttr, _Binary,
+    _predicate_constraint, _Unary, arith, defining, flags_text, i1_like, int_info, make,
+    parse_flags, signed, unsigned,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Floating-point ops
+# ---------------------------------------------------------------------------------------------
+
+
+class _FastMath(ArithOp):
+    __slots__ = ()
+    fastmath = Prop(FastMathAttr, default=FASTMATH_NONE)
+    _flags = ("fastmath",)
+    _flag_prop = "fastmath"
+    _flag_kind = FASTMATH
+    _flag_default = FASTMATH_NONE
+
+
+class _FloatBinary(_Binary, _FastMath):
+    """Float op computed in the operands' own precision (f32 stays float32)."""
+
+    __slots__ = ()
+    lhs = Operand(FloatLike)
+    rhs = Operand(FloatLike)
+    result = Result(FloatLike)
+    traits = (Pure(), SameOperandsAndResultType(), Elementwise())
+    #: (constant, negative zero?) with `x op c == x`, and whether `op(x, x) == x`
+    _unit: tuple | None = None
+    _idempotent = False
+
+    def evaluate(self, a, b):
+        return af.fix_float(self._kernel(a, b), self.results[0].type)
+
+    def fold_identity(self, operands):
+        if self._idempotent and self.same_operands():
+            return [self._operands[0].value]                # max(x, x) -> x
+        x, c = self.const_operand(operands)
+        if c is None:
+            return None
+        for value, neg_zero in self._units:
+            if value != value:
+                v = af.splat_of(c)
+                if v is not None and v != v:
+                    return [x]                              # maxnumf(x, NaN) -> x
+            elif af.is_float_splat(c, value, neg_zero):
+                return [x]                                  # x + -0.0 -> x, x * 1.0 -> x
+        return None
+
+    _units: tuple = ()
+
+
+_COMMUTATIVE_F = (Pure(), Commutative(), SameOperandsAndResultType(), Elementwise())
+
+
+@arith.op
+class AddFOp(_FloatBinary):
+    """Floating-point addition (x + -0.0 folds to x; x + 0.0 does not, for x = -0.0).
+
+        %a = arith.constant 1.5 : f32
+        %r = arith.addf %a, %a fastmath<fast> : f32
+    """
+
+    name = "arith.addf"
+    traits = _COMMUTATIVE_F
+    _kernel = staticmethod(lambda a, b: a + b)
+    _units = ((0.0, True),)
+
+
+@arith.op
+class SubFOp(_FloatBinary):
+    """Floating-point subtraction (x - x is not folded: NaN and inf give NaN).
+
+        %a = arith.constant 1.5 : f32
+        %r = arith.subf %a, %a : f32
+    """
+
+    name = "arith.subf"
+    _kernel = staticmethod(lambda a, b: a - b)
+    _units = ((0.0, False),)
+
+
+@arith.op
+class MulFOp(_FloatBinary):
+    """Floating-point multiplication (x * 0.0 is not folded: NaN, inf and -0.0).
+
+        %a = arith.constant 1.5 : f32
+        %r = arith.mulf %a, %a : f32
+    """
+
+    name = "arith.mulf"
+    traits = _COMMUTATIVE_F
+    _kernel = staticmethod(lambda a, b: a * b)
+    _units = ((1.0, False),)
+
+
+@arith.op
+class DivFOp(_FloatBinary):
+    """Floating-point division (IEEE: x/0 is +-inf or NaN).
+
+        %a = arith.constant 1.5 : f32
+        %r = arith.divf %a, %a : f32
+    """
+
+    name = "arith.divf"
+    _kernel = staticmethod(lambda a, b: a / b)
+    _units = ((1.0, False),)
+
+
+@arith.op
+class RemFOp(_FloatBinary):
+    """Floating-point remainder with the sign of the dividend (C fmod).
+
+        %a = arith.constant 5.5 : f32
+        %r = arith.remf %a, %a : f32
+    """
+
+    name = "arith.remf"
+    _kernel = staticmethod(np.fmod)
+
+
+@arith.op
+class MaximumFOp(_FloatBinary):
+    """IEEE maximum: NaN in either operand gives NaN; +0.0 > -0.0.
+
+        %a = arith.constant 1.5 : f32
+        %r = arith.maximumf %a, %a : f32
+    """
+
+    name = "arith.maximumf"
+    traits = _COMMUTATIVE_F
+    _kernel = staticmethod(af.maximumf)
+    _idempotent = True
+    _units = ((-np.inf, False),)
+
+
+@arith.op
+class MinimumFOp(_FloatBinary):
+    """IEEE minimum: NaN in either operand gives NaN; -0.0 < +0.0.
+
+        %a = arith.constant 1.5 : f32
+        %r = arith.minimumf %a, %a : f32
+    """
+
+    name = "arith.minimumf"
+    traits = _COMMUTATIVE_F
+    _kernel = staticmethod(af.minimumf)
+    _idempotent = True
+    _units = ((np.inf, False),)
+
+
+@arith.op
+class MaxNumFOp(_FloatBinary):
+    """IEEE maxNum: a NaN operand is ignored (the other one is the result).
+
+        %a = arith.constant 1.5 : f32
+        %r = arith.maxnumf %a, %a : f32
+    """
+
+    name = "arith.maxnumf"
+    traits = _COMMUTATIVE_F
+    _kernel = staticmethod(af.maxnumf)
+    _idempotent = True
+    _units = ((-np.inf, False), (np.nan, False))
+
+
+@arith.op
+class MinNumFOp(_FloatBinary):
+    """IEEE minNum: a NaN operand is ignored.
+
+        %a = arith.constant 1.5 : f32
+        %r = arith.minnumf %a, %a : f32
+    """
+
+    name = "arith.minnumf"
+    traits = _COMMUTATIVE_F
+    _kernel = staticmethod(af.minnumf)
+    _idempotent = True
+    _units = ((np.inf, False), (np.nan, False))
+
+
+@arith.op
+class NegFOp(_Unary, _FastMath):
+    """Floating-point negation (flips the sign bit, NaN included).
+
+        %a = arith.constant 1.5 : f32
+        %r = arith.negf %a : f32
+    """
+
+    name = "arith.negf"
+    operand = Operand(FloatLike)
+    result = Result(FloatLike)
+    traits = (Pure(), SameOperandsAndResultType(), Elementwise())
+
+    def evaluate(self, a):
+        return -a
+
+    def fold_identity(self, operands):
+        inner = defining(self._operands[0].value, NegFOp)
+        return None if inner is None else [inner._operands[0].value]   # -(-x) -> x
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparisons
+# ---------------------------------------------------------------------------------------------
+
+
+class _Compare(ArithOp):
+    """`%r = arith.cmpX pred, %lhs, %rhs [flags] : T`; the result is i1 of T's shape."""
+
+    __slots__ = ()
+    result = Result(BoolLike)
+    traits = (Pure(), SameOperandsType(), Elementwise())
+    _predicates: tuple = ()
+
+    def infer_result_types(self):
+        return [i1_like(self._operands[0].value.type)]
+
+    def verify_(self):
+        if self.results[0].type is not i1_like(self._operands[0].value.type):
+            raise self.error("failed to verify that result type has i1 element type and same "
+                             "shape as operands")
+
+    @property
+    def predicate_name(self) -> str:
+        return self._predicates[self.properties["predicate"].value]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        tk = p.i
+        word = p.next()
+        if word[:1] == '"':
+            word = word[1:-1]
+        if word not in cls._predicates:
+            raise p.error(f"expected one of [{', '.join(cls._predicates)}] for "
+                          f"{cls.name[6:]} predicate", tk)
+        p.expect(",")
+        a = p.parse_operand_ref()
+        p.expect(",")
+        b = p.parse_operand_ref()
+        props = parse_flags(cls, p)
+        props["predicate"] = IntegerAttr(cls._predicates.index(word), I64)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = p.parse_type()
+        return make(cls, [p.resolve(a, t), p.resolve(b, t)], [i1_like(t)], props, attrs)
+
+    def print(self, p):
+        ops = self._operands
+        p.write(f" {self._predicates[self.properties['predicate'].value]}, "
+                f"{p.value(ops[0].value)}, {p.value(ops[1].value)}{flags_text(self)}")
+        if self.attributes:
+            p.attr_dict(self, elided=self.spec.prop_names)
+        p.write(f" : {ops[0].value.type}")
+
+
+# (signed view?, numpy comparison) per predicate, in MLIR's enum order.
+_CMPI = ((True, np.equal), (True, np.not_equal), (True, np.less), (True, np.less_equal),
+         (True, np.greater), (True, np.greater_equal), (False, np.less),
+         (False, np.less_equal), (False, np.greater), (False, np.greater_equal))
+_CMPI_REFLEXIVE = (True, False, False, True, False, True, False, True, False, True)
+
+
+@arith.op
+class CmpIOp(_Compare):
+    """Integer comparison; `s`/`u` predicates read the bits as signed/unsigned.
+
+        %a = arith.constant 3 : i32
+        %r = arith.cmpi slt, %a, %a : i32
+    """
+
+    name = "arith.cmpi"
+    predicate = Prop(_predicate_constraint(10))
+    lhs = Operand(SignlessIntegerLike)
+    rhs = Operand(SignlessIntegerLike)
+    _predicates = CMPI_PREDICATES
+
+    def evaluate(self, a, b):
+        is_signed, fn = _CMPI[self.properties["predicate"].value]
+        info = int_info(self._operands[0].value.type)
+        if is_signed:
+            return fn(signed(a, info), signed(b, info))[()]
+        return fn(unsigned(a, info), unsigned(b, info))[()]
+
+    def fold_identity(self, operands):
+        pred = self.properties["predicate"].value
+        rt = self.results[0].type
+        if self._operands[0].value is self._operands[1].value:
+            a = af.bool_attr_like(_CMPI_REFLEXIVE[pred], rt)   # x <= x -> true, x < x -> false
+            return None if a is None else [a]
+        x = self._operands[0].value
+        c = operands[1]
+        if c is not None and x.type is rt and af.elem(rt) is I1:
+            if (pred == 0 and af.is_int_splat(c, 1)) or (pred == 1 and af.is_int_splat(c, 0)):
+                return [x]                                  # (x == true) -> x, (x != false) -> x
+        return None
+
+
+def _ordered(a, b):
+    return ~(np.isnan(a) | np.isnan(b))
+
+
+def _unordered(a, b):
+    return np.isnan(a) | np.isnan(b)
+
+
+_CMPF = (
+    lambda a, b: np.zeros(np.broadcast(a, b).shape, np.bool_)[()],        # false
+    np.equal, np.greater, np.greater_equal, np.less, np.less_equal,       # oeq ogt oge olt ole
+    lambda a, b: np.less(a, b) | np.greater(a, b),                        # one
+    _ordered,                                                             # ord
+    lambda a, b: ~(np.less(a, b) | np.greater(a, b)),                     # ueq
+    lambda a, b: ~np.less_equal(a, b),                                    # ugt
+    lambda a, b: ~np.less(a, b),                                          # uge
+    lambda a, b: ~np.greater_equal(a, b),                                 # ult
+    lambda a, b: ~np.greater(a, b),                                       # ule
+    np.not_equal,                                                         # une
+    _unordered,                                                           # uno
+    lambda a, b: np.ones(np.broadcast(a, b).shape, np.bool_)[()],         # true
+)
+
+
+@arith.op
+class CmpFOp(_Compare):
+    """Float comparison: `o` predicates are false and `u` predicates true if a NaN is seen.
+
+        %a = arith.constant 1.5 : f32
+        %r = arith.cmpf ult, %a, %a : f32
+    """
+
+    name = "arith.cmpf"
+    predicate = Prop(_predicate_constraint(16))
+    lhs = Operand(FloatLike)
+    rhs = Operand(FloatLike)
+    fastmath = Prop(FastMathAttr, default=FASTMATH_NONE)
+    _flags = ("fastmath",)
+    _flag_prop = "fastmath"
+    _flag_kind = FASTMATH
+    _flag_default = FASTMATH_NONE
+    _predicates = CMPF_PREDICATES
+
+    def evaluate(self, a, b):
+        return _CMPF[self.properties["predicate"].value](a, b)
+
+    def fold_identity(self, operands):
+        pred = self.properties["predicate"].value
+        rt = self.results[0].type
+        if pred in (0, 15):
+            value = pred == 15                              # cmpf false/true -> constant
+        else:
+            for c in operands:
+                v = af.splat_of(c) if c is not None else None
+                if v is not None and v != v:
+                    break
+            else:
+                return None
+            value = pred >= 8                               # NaN: ordered false, unordered true
+        a = af.bool_attr_like(value, rt)
+        return None if a is None else [a]
+
+
+# ---------------------------------------------------------------------------------------------
+# Select
+# ---------------------------------------------------------------------------------------------
+
+
+@arith.op
+class SelectOp(ArithOp):
+    """Chooses between two values by an i1 (or elementwise by an i1 vector/tensor).
+
+        %c = arith.constant true
+        %a = arith.constant 1.5 : f32
+        %r = arith.select %c, %a, %a : f32
+    """
+
+    name = "arith.select"
+    condition = Operand(BoolLike)
+    true_value = Operand(AnyType)
+    false_value = Operand(AnyType)
+    result = Result(AnyType)
+    traits = (Pure(), Elementwise())
+
+    def infer_result_types(self):
+        return [self._operands[1].value.type]
+
+    def verify_(self):
+        ops = self._operands
+        t = self.results[0].type
+        if ops[1].value.type is not t or ops[2].value.type is not t:
+            raise self.error("failed to verify that all of {true_value, false_value, result} "
+                             "have same type")
+        ct = ops[0].value.type
+        if isinstance(ct, ShapedType):
+            if type(ct) is not type(t) or getattr(ct, "shape", None) != getattr(t, "shape",
+                                                                                None):
+                raise self.error("all non-scalar operands/results must have the same shape "
+                                 "and base type")
+
+    @classmethod
+    def parse(cls, p, num_results):
+        refs = [p.parse_operand_ref()]
+        for _ in range(2):
+            p.expect(",")
+            refs.append(p.parse_operand_ref())
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        tk = p.i
+        types = p.parse_type_list()
+        if len(types) > 2:
+            raise p.error("expected at most two types (condition, result)", tk)
+        ct, t = (I1, types[0]) if len(types) == 1 else types
+        return make(cls, [p.resolve(refs[0], ct), p.resolve(refs[1], t), p.resolve(refs[2], t)],
+                    [t], None, attrs)
+
+    def print(self, p):
+        ops = self._operands
+        p.write(f" {p.value(ops[0].value)}, {p.value(ops[1].value)}, {p.value(ops[2].value)}")
+        if self.attributes or self.properties:
+            p.attr_dict(self)
+        ct = ops[0].value.type
+        p.write(f" : {self.results[0].type}" if ct is I1
+                else f" : {ct}, {self.results[0].type}")
+
+    def evaluate(self, c, a, b):
+        if isinstance(c, np.ndarray):
+            return np.where(c, a, b)
+        return a if c else b
+
+    def fold_identity(self, operands):
+        ops = self._operands
+        if ops[1].value is ops[2].value:
+            return [ops[1].value]                           # select(c, x, x) -> x
+        c = operands[0]
+        if c is not None:
+            v = af.splat_of(c)
+            if v is not None:
+                return [ops[1].value if v else ops[2].value]   # select(true, a, b) -> a
+        rt = self.results[0].type
+        if (ops[0].value.type is rt and operands[1] is not None and operands[2] is not None
+                and af.is_int_splat(operands[1], 1) and af.is_int_splat(operands[2], 0)):
+            return [ops[0].value]                           # select(c, true, false) -> c
+        return None

@@ -1,0 +1,438 @@
+"""The `math` dialect: elementary functions on floats (and a few integer bit ops), with
+MLIR 22's names, `fastmath` properties and custom syntax (`%r = math.exp %x : f32`).
+
+Ops reuse the `arith` machinery (flags, custom syntax, constant folding through `evaluate`),
+so a math op is its class, its docstring and its numpy kernel. Kernels compute in the
+operand's own precision (f32 stays float32); `erf`/`erfc` go through Python's `math` module
+element by element since numpy has no erf.
+"""
+
+from __future__ import annotations
+
+import math as _libm
+
+import numpy as np
+
+from irkit.opdef import (
+    BoolLike, Dialect, Elementwise, FloatLike, Operand, Pure, Result, SameOperandsAndResultType,
+    SignlessIntegerLike,
+)
+from irkit.types import F64
+from irkit.dialects import arith_fold as af
+from irkit.dialects.arith_base import (
+    ArithOp, _Binary, _Unary, elem, i1_like, int_binary, int_info, make, parse_flags, signed,
+    unsigned, wrap,
+)
+from irkit.dialects.arith_float import _FastMath
+
+math = Dialect("math", "Elementary functions on scalars, vectors and tensors.")
+
+_FLOAT_TRAITS = (Pure(), SameOperandsAndResultType(), Elementwise())
+
+
+class _FloatUnary(_Unary, _FastMath):
+    """`%r = math.op %x [fastmath<...>] : T` computing `_kernel(x)` elementwise."""
+
+    __slots__ = ()
+    operand = Operand(FloatLike)
+    result = Result(FloatLike)
+    traits = _FLOAT_TRAITS
+
+    def evaluate(self, x):
+        return af.fix_float(self._kernel(x), self.results[0].type)
+
+
+class _FloatBinary(_Binary, _FastMath):
+    __slots__ = ()
+    lhs = Operand(FloatLike)
+    rhs = Operand(FloatLike)
+    result = Result(FloatLike)
+    traits = _FLOAT_TRAITS
+
+    def evaluate(self, a, b):
+        return af.fix_float(self._kernel(a, b), self.results[0].type)
+
+
+def _unary(op_name: str, kernel, summary: str, operand: str = "0.5"):
+    """Declare a float unary op: a class with its docstring example and kernel."""
+    short = op_name.split(".")[1]
+    cls = type(f"{short.capitalize()}Op", (_FloatUnary,), {
+        "__doc__": f"{summary}\n\n        %x = arith.constant {operand} : f32\n"
+                   f"        %r = {op_name} %x : f32\n    ",
+        "__slots__": (), "name": op_name, "_kernel": staticmethod(kernel),
+        "__module__": __name__,
+    })
+    return math.op(cls)
+
+
+def _erf(fn):
+    vec = np.frompyfunc(fn, 1, 1)
+
+    def kernel(x):
+        a = np.asarray(x)
+        return np.asarray(vec(a), dtype=np.float64).astype(a.dtype)[()]
+    return kernel
+
+
+def _rsqrt(x):
+    return np.asarray(x).dtype.type(1) / np.sqrt(x)
+
+
+def _round_away(x):
+    """Round half away from zero; `x - trunc(x)` is exact, so no double rounding."""
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)[()]
+
+
+# Elementary functions, one line each: name, kernel, what it computes (docstring).
+ExpOp = _unary("math.exp", np.exp, "e raised to x.")
+Exp2Op = _unary("math.exp2", np.exp2, "2 raised to x.")
+ExpM1Op = _unary("math.expm1", np.expm1, "e^x - 1, accurate near zero.")
+LogOp = _unary("math.log", np.log, "Natural logarithm (NaN below zero, -inf at zero).")
+Log2Op = _unary("math.log2", np.log2, "Base-2 logarithm.")
+Log10Op = _unary("math.log10", np.log10, "Base-10 logarithm.")
+Log1pOp = _unary("math.log1p", np.log1p, "log(1 + x), accurate near zero.")
+SqrtOp = _unary("math.sqrt", np.sqrt, "Square root (NaN below zero).")
+RsqrtOp = _unary("math.rsqrt", _rsqrt, "Reciprocal square root 1 / sqrt(x).")
+CbrtOp = _unary("math.cbrt", np.cbrt, "Cube root (defined for negative x).")
+SinOp = _unary("math.sin", np.sin, "Sine (radians).")
+CosOp = _unary("math.cos", np.cos, "Cosine (radians).")
+TanOp = _unary("math.tan", np.tan, "Tangent (radians).")
+TanhOp = _unary("math.tanh", np.tanh, "Hyperbolic tangent.")
+SinhOp = _unary("math.sinh", np.sinh, "Hyperbolic sine.")
+CoshOp = _unary("math.cosh", np.cosh, "Hyperbolic cosine.")
+AsinOp = _unary("math.asin", np.arcsin, "Arcsine (NaN outside [-1, 1]).")
+AcosOp = _unary("math.acos", np.arccos, "Arccosine (NaN outside [-1, 1]).")
+AtanOp = _unary("math.atan", np.arctan, "Arctangent.")
+AsinhOp = _unary("math.asinh", np.arcsinh, "Inverse hyperbolic sine.")
+AcoshOp = _unary("math.acosh", np.arccosh, "Inverse hyperbolic cosine.", "1.5")
+AtanhOp = _unary("math.atanh", np.arctanh, "Inverse hyperbolic tangent.")
+ErfOp = _unary("math.erf", _erf(_libm.erf), "Error function.")
+ErfcOp = _unary("math.erfc", _erf(_libm.erfc), "Complementary error function 1 - erf(x).")
+AbsFOp = _unary("math.absf", np.abs, "Absolute value (clears the sign bit).", "-0.5")
+CeilOp = _unary("math.ceil", np.ceil, "Round toward +infinity.")
+FloorOp = _unary("math.floor", np.floor, "Round toward -infinity.")
+RoundOp = _unary("math.round", _round_away, "Round to nearest, ties away from zero.")
+RoundEvenOp = _unary("math.roundeven", np.rint, "Round to nearest, ties to even.")
+TruncOp = _unary("math.trunc", np.trunc, "Round toward zero.")
+
+
+@math.op
+class Atan2Op(_FloatBinary):
+    """Arctangent of lhs/rhs using both signs to pick the quadrant.
+
+        %y = arith.constant 1.0 : f32
+        %r = math.atan2 %y, %y : f32
+    """
+
+    name = "math.atan2"
+    _kernel = staticmethod(np.arctan2)
+
+
+@math.op
+class PowFOp(_FloatBinary):
+    """lhs raised to the float power rhs.
+
+        %x = arith.constant 2.0 : f32
+        %r = math.powf %x, %x : f32
+    """
+
+    name = "math.powf"
+    _kernel = staticmethod(np.power)
+
+
+@math.op
+class CopySignOp(_FloatBinary):
+    """lhs with the sign bit of rhs.
+
+        %x = arith.constant -2.0 : f32
+        %r = math.copysign %x, %x : f32
+    """
+
+    name = "math.copysign"
+    _kernel = staticmethod(np.copysign)
+
+
+@math.op
+class FmaOp(_FastMath):
+    """Fused multiply-add a * b + c with one rounding (f16/f32 exact via f64).
+
+        %x = arith.constant 2.0 : f32
+        %r = math.fma %x, %x, %x : f32
+    """
+
+    name = "math.fma"
+    a = Operand(FloatLike)
+    b = Operand(FloatLike)
+    c = Operand(FloatLike)
+    result = Result(FloatLike)
+    traits = _FLOAT_TRAITS
+
+    def infer_result_types(self):
+        return [self._operands[0].value.type]
+
+    def evaluate(self, a, b, c):
+        # f16/f32 products are exact in f64; f64 itself is not fused here (numpy has no fma).
+        dtype = np.asarray(a).dtype
+        wide = np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)
+        return af.fix_float(wide.astype(dtype)[()], self.results[0].type)
+
+    @classmethod
+    def parse(cls, p, num_results):
+        refs = [p.parse_operand_ref()]
+        for _ in range(2):
+            p.expect(",")
+            refs.append(p.parse_operand_ref())
+        props = parse_flags(cls, p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = p.parse_type()
+        return make(cls, [p.resolve(r, t) for r in refs], [t], props, attrs)
+
+    def print(self, p):
+        from irkit.dialects.arith_base import flags_text, print_attrs
+        p.write(" " + ", ".join(p.value(o.value) for o in self._operands) + flags_text(self))
+        print_attrs(self, p)
+        p.write(f" : {self.results[0].type}")
+
+
+@math.op
+class FPowIOp(_FastMath):
+    """Float base raised to a signless integer power.
+
+        %x = arith.constant 2.0 : f32
+        %n = arith.constant 3 : i32
+        %r = math.fpowi %x, %n : f32, i32
+    """
+
+    name = "math.fpowi"
+    lhs = Operand(FloatLike)
+    rhs = Operand(SignlessIntegerLike)
+    result = Result(FloatLike)
+    traits = (Pure(), Elementwise())
+
+    def infer_result_types(self):
+        return [self._operands[0].value.type]
+
+    def verify_(self):
+        lt, rt = self._operands[0].value.type, self._operands[1].value.type
+        if self.results[0].type is not lt:
+            raise self.error("failed to verify that all of {lhs, result} have same type")
+        if af._shape_key(lt) != af._shape_key(rt):
+            raise self.error("failed to verify that all of {lhs, rhs} have same shape")
+
+    def evaluate(self, x, n):
+        a = np.asarray(x)
+        e = signed(n, int_info(self._operands[1].value.type)).astype(a.dtype)
+        return af.fix_float(np.power(a, e)[()], self.results[0].type)
+
+    @classmethod
+    def parse(cls, p, num_results):
+        a = p.parse_operand_ref()
+        p.expect(",")
+        b = p.parse_operand_ref()
+        props = parse_flags(cls, p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        ft = p.parse_type()
+        p.expect(",")
+        it = p.parse_type()
+        return make(cls, [p.resolve(a, ft), p.resolve(b, it)], [ft], props, attrs)
+
+    def print(self, p):
+        from irkit.dialects.arith_base import flags_text, print_attrs
+        a, b = self._operands[0].value, self._operands[1].value
+        p.write(f" {p.value(a)}, {p.value(b)}{flags_text(self)}")
+        print_attrs(self, p)
+        p.write(f" : {a.type}, {b.type}")
+
+
+@math.op
+class SinCosOp(_FastMath):
+    """Sine and cosine of one operand, as two results.
+
+        %x = arith.constant 0.5 : f32
+        %s:2 = math.sincos %x : f32
+    """
+
+    name = "math.sincos"
+    operand = Operand(FloatLike)
+    sin = Result(FloatLike)
+    cos = Result(FloatLike)
+    traits = _FLOAT_TRAITS
+
+    def infer_result_types(self):
+        t = self._operands[0].value.type
+        return [t, t]
+
+    def evaluate(self, x):
+        t = self.results[0].type
+        return af.fix_float(np.sin(x), t), af.fix_float(np.cos(x), t)
+
+    @classmethod
+    def parse(cls, p, num_results):
+        a = p.parse_operand_ref()
+        props = parse_flags(cls, p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = p.parse_type()
+        return make(cls, [p.resolve(a, t)], [t, t], props, attrs)
+
+    print = _Unary.print
+
+
+class _FloatPredicate(_Unary, _FastMath):
+    """`%r = math.isX %x : T` with an i1 result of T's shape."""
+
+    __slots__ = ()
+    operand = Operand(FloatLike)
+    result = Result(BoolLike)
+    traits = (Pure(), Elementwise())
+
+    def infer_result_types(self):
+        return [i1_like(self._operands[0].value.type)]
+
+    def verify_(self):
+        if self.results[0].type is not i1_like(self._operands[0].value.type):
+            raise self.error("failed to verify that result type has i1 element type and same "
+                             "shape as operands")
+
+    @classmethod
+    def parse(cls, p, num_results):
+        a = p.parse_operand_ref()
+        props = parse_flags(cls, p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = p.parse_type()
+        return make(cls, [p.resolve(a, t)], [i1_like(t)], props, attrs)
+
+    def print(self, p):
+        from irkit.dialects.arith_base import flags_text, print_attrs
+        v = self._operands[0].value
+        p.write(f" {p.value(v)}{flags_text(self)}")
+        print_attrs(self, p)
+        p.write(f" : {v.type}")
+
+    def evaluate(self, x):
+        return self._kernel(x)[()]
+
+
+def _isnormal(x):
+    a = np.asarray(x)
+    return np.isfinite(a) & (np.abs(a) >= np.finfo(a.dtype).smallest_normal)
+
+
+def _predicate(op_name: str, kernel, summary: str):
+    short = op_name.split(".")[1]
+    cls = type(f"Is{short[2:].capitalize()}Op", (_FloatPredicate,), {
+        "__doc__": f"{summary}\n\n        %x = arith.constant 0.5 : f32\n"
+                   f"        %r = {op_name} %x : f32\n    ",
+        "__slots__": (), "name": op_name, "_kernel": staticmethod(kernel),
+        "__module__": __name__,
+    })
+    return math.op(cls)
+
+
+IsNanOp = _predicate("math.isnan", np.isnan, "True where x is NaN.")
+IsInfOp = _predicate("math.isinf", np.isinf, "True where x is +-infinity.")
+IsFiniteOp = _predicate("math.isfinite", np.isfinite, "True where x is neither inf nor NaN.")
+IsNormalOp = _predicate("math.isnormal", _isnormal,
+                        "True where x is finite, nonzero and not subnormal.")
+
+
+# ----- integer ops ----------------------------------------------------------------------------
+
+class _IntUnary(_Unary):
+    __slots__ = ()
+    operand = Operand(SignlessIntegerLike)
+    result = Result(SignlessIntegerLike)
+    traits = _FLOAT_TRAITS
+
+    def evaluate(self, x):
+        info = int_info(self.results[0].type)
+        return wrap(self._kernel(unsigned(x, info), signed(x, info), info.width), info)
+
+
+def _bit_length(u):
+    """Number of significant bits of each uint64 (0 for 0), by binary search on shifts."""
+    n = np.zeros(np.shape(u), dtype=np.uint64)
+    v = np.asarray(u, dtype=np.uint64)
+    for s in (32, 16, 8, 4, 2, 1):
+        big = (v >> np.uint64(s)) != 0
+        n = n + np.where(big, np.uint64(s), np.uint64(0))
+        v = np.where(big, v >> np.uint64(s), v)
+    return n + (v != 0)
+
+
+@math.op
+class AbsIOp(_IntUnary):
+    """Integer absolute value (the minimum value maps to itself).
+
+        %a = arith.constant -5 : i32
+        %r = math.absi %a : i32
+    """
+
+    name = "math.absi"
+    _kernel = staticmethod(lambda u, s, w: np.abs(s))
+
+
+@math.op
+class CountLeadingZerosOp(_IntUnary):
+    """Number of leading zero bits (the width for 0).
+
+        %a = arith.constant 5 : i32
+        %r = math.ctlz %a : i32
+    """
+
+    name = "math.ctlz"
+    _kernel = staticmethod(lambda u, s, w: np.uint64(w) - _bit_length(u))
+
+
+@math.op
+class CountTrailingZerosOp(_IntUnary):
+    """Number of trailing zero bits (the width for 0).
+
+        %a = arith.constant 8 : i32
+        %r = math.cttz %a : i32
+    """
+
+    name = "math.cttz"
+    _kernel = staticmethod(lambda u, s, w: np.where(
+        u == 0, np.uint64(w), _bit_length(u & (~u + np.uint64(1))) - np.uint64(1)))
+
+
+@math.op
+class CtPopOp(_IntUnary):
+    """Number of set bits.
+
+        %a = arith.constant 7 : i32
+        %r = math.ctpop %a : i32
+    """
+
+    name = "math.ctpop"
+    _kernel = staticmethod(lambda u, s, w: np.bitwise_count(u))
+
+
+@math.op
+class IPowIOp(_Binary):
+    """Integer power, wrapping; negative exponents give 0 unless the base is 1 or -1.
+
+        %a = arith.constant 3 : i32
+        %r = math.ipowi %a, %a : i32
+    """
+
+    name = "math.ipowi"
+    lhs = Operand(SignlessIntegerLike)
+    rhs = Operand(SignlessIntegerLike)
+    result = Result(SignlessIntegerLike)
+    traits = _FLOAT_TRAITS
+
+    def evaluate(self, a, b):
+        return int_binary(af.ipow, True, a, b, self.results[0].type)
+
+    def _poison(self, a, b):
+        info = int_info(self.results[0].type)
+        return bool(np.any((signed(a, info) == 0) & (signed(b, info) < 0)))  # 0 ** -n
+
+
+_ = (ArithOp, F64, elem)
