@@ -470,11 +470,35 @@ _REGISTRY: dict[str, type] = {}
 _DIALECTS: dict[str, "Dialect"] = {}
 
 
+# Dialects known by name whose module is imported on first use, as MLIR's context loads
+# dialects lazily: `irkit-opt` on a file without `arith` never imports numpy.
+_LAZY_DIALECTS: dict[str, str] = {}
+
+
+def register_lazy_dialect(name: str, module: str) -> None:
+    _LAZY_DIALECTS[name] = module
+
+
+def _load_lazy(dialect: str) -> bool:
+    module = _LAZY_DIALECTS.pop(dialect, None)
+    if module is None:
+        return False
+    import importlib
+    importlib.import_module(module)
+    return True
+
+
 def lookup_op(name: str):
-    return _REGISTRY.get(name)
+    cls = _REGISTRY.get(name)
+    if cls is None and _LAZY_DIALECTS and _load_lazy(name.split(".", 1)[0]):
+        cls = _REGISTRY.get(name)
+    return cls
 
 
 def registered_ops() -> dict[str, type]:
+    """Every op of every known dialect (lazily known dialects are loaded first)."""
+    for dialect in list(_LAZY_DIALECTS):
+        _load_lazy(dialect)
     return dict(_REGISTRY)
 
 
@@ -498,7 +522,10 @@ class Dialect:
 
 
 def lookup_dialect(name: str) -> Dialect | None:
-    return _DIALECTS.get(name)
+    d = _DIALECTS.get(name)
+    if d is None and _load_lazy(name):
+        d = _DIALECTS.get(name)
+    return d
 
 
 class Op(Operation):

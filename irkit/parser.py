@@ -1405,9 +1405,8 @@ def _is_isolated(cls) -> bool:
 def parse_module(text: str, filename: str = "<stdin>", *, allow_unregistered: bool = False,
                  verify: bool = True) -> Operation:
     """Parse (and by default verify) a module; raises ParseError / VerifyError."""
-    import irkit.dialects  # noqa: F401
-    from irkit.dialects import load_all
-    load_all()
+    from irkit.dialects import register_all
+    register_all()
     p = Parser(text, filename, allow_unregistered=allow_unregistered)
     module = p.parse_module()
     if verify:
@@ -1440,8 +1439,8 @@ def parse_snippet(text: str, filename: str = "<snippet>") -> Operation:
     argument of the entry block of an `irkit.snippet` op that holds the ops. Verification is
     left to the caller (ops that need a particular parent will not have it here).
     """
-    from irkit.dialects import load_all
-    load_all()
+    from irkit.dialects import register_all
+    register_all()
     p = Parser(text, filename, allow_unregistered=True)
     body = Block()
     toks = p.toks
