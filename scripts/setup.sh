@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Creates .venv (once) with irkit installed in editable mode plus its test dependencies,
+# and installs the optional Debian packages. Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+stamp=.venv/.irkit-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -e '.[test]'
+  touch "$stamp"
+fi
+bash scripts/install-deps.sh
