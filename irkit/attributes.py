@@ -140,16 +140,94 @@ def format_float(value: float, ftype: Type) -> str:
             return _with_point(repr(float(value)))
         bits = float_to_bits(value, name)
         return f"0x{bits:0{(width + 3) // 4}X}"
-    text = f"{value:.6e}"
-    if round_to_float_type(float(text), name) == value:
+    # MLIR's printFloatValue: APFloat::toString with 6 significant digits in scientific form
+    # (padded to six decimals) when that reads back bit-exactly; else APFloat's default
+    # toString (enough digits to round-trip) if it has a '.'; else the hex bits.
+    digits, exp = _decimal_digits(value, 6)
+    text = _sci_text(value, digits, exp)
+    back = round_to_float_type(float(text), name)
+    if back == value and math.copysign(1.0, back) == math.copysign(1.0, value):
         return text
-    if name == "f64":
-        return _with_point(repr(value))
-    for digits in range(7, 18):
-        text = f"{value:.{digits}g}"
-        if round_to_float_type(float(text), name) == value:
-            return _with_point(text)
-    return _with_point(repr(value))
+    precision = 2 + _PRECISION_BITS[name] * 59 // 196
+    text = _default_text(value, *_decimal_digits(value, precision), precision)
+    if "." in text:
+        return text
+    bits = float_to_bits(value, name)
+    return f"0x{bits:0{(_BITS[name] + 3) // 4}X}"
+
+
+_PRECISION_BITS = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}
+
+
+def _decimal_digits(value: float, precision: int) -> tuple[list[int], int]:
+    """|value| as digits * 10**exp, cut to `precision` digits as APFloat::toString does,
+    without trailing zeros. A Python float converts to Decimal exactly; APFloat then first
+    truncates whole decimal digits down to about `precision * log2(10)` bits, and only then
+    rounds the remaining digits half-up (so f32 1e-5 gives 9.99999974E-6, as in MLIR)."""
+    from decimal import Decimal
+    _, digits, exp = Decimal(abs(value)).as_tuple()
+    n = int("".join(map(str, digits)))
+    required = (precision * 196 + 58) // 59
+    if n.bit_length() > required:
+        tens = (n.bit_length() - required) * 59 // 196
+        n //= 10 ** tens
+        exp += tens
+    digits = [int(c) for c in str(n)]
+    while len(digits) > 1 and digits[-1] == 0:
+        digits.pop()
+        exp += 1
+    if len(digits) > precision:
+        exp += len(digits) - precision
+        up = digits[precision] >= 5
+        digits = digits[:precision]
+        i = precision - 1
+        while up and i >= 0:
+            digits[i] += 1
+            up = digits[i] == 10
+            if up:
+                digits[i] = 0
+            i -= 1
+        if up:
+            digits = [1] + digits[:-1]
+            exp += 1
+    while len(digits) > 1 and digits[-1] == 0:
+        digits.pop()
+        exp += 1
+    return digits, exp
+
+
+def _sci_text(value: float, digits: list[int], exp: int) -> str:
+    """`toString(FormatPrecision=6, FormatMaxPadding=0, TruncateZero=false)`."""
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    if value == 0:
+        return f"{sign}0.000000e+00"
+    e = exp + len(digits) - 1
+    mant = "".join(map(str, digits[1:])).ljust(6, "0")
+    return f"{sign}{digits[0]}.{mant}e{'-' if e < 0 else '+'}{abs(e):02d}"
+
+
+def _default_text(value: float, digits: list[int], exp: int, precision: int) -> str:
+    """`toString()`: natural precision, FormatMaxPadding=3, trailing zeros truncated."""
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    if value == 0:
+        return f"{sign}0"
+    n = len(digits)
+    text = "".join(map(str, digits))
+    if exp >= 0:
+        scientific = exp > 3 or n + exp > precision
+    else:
+        msd = exp + n - 1
+        scientific = msd < 0 and -msd > 3
+    if scientific:
+        e = exp + n - 1
+        mant = text[1:] or "0"
+        return f"{sign}{text[0]}.{mant}E{'-' if e < 0 else '+'}{abs(e)}"
+    if exp >= 0:
+        return sign + text + "0" * exp
+    whole = exp + n
+    if whole > 0:
+        return f"{sign}{text[:whole]}.{text[whole:]}"
+    return f"{sign}0.{'0' * -whole}{text}"
 
 
 def _with_point(text: str) -> str:
@@ -175,7 +253,8 @@ class FloatAttr(Attribute):
 
     def format(self, elide_type=False):
         text = format_float(self.value, self.type)
-        if elide_type and self.type is F64:
+        # MLIR keeps `: f64` after a hex literal, which would otherwise read back as an i64.
+        if elide_type and self.type is F64 and not text.startswith("0x"):
             return text
         return f"{text} : {self.type}"
 
@@ -457,7 +536,8 @@ def format_element(v, et: Type) -> str:
     if et is I1:
         return "true" if v else "false"
     if isinstance(et, ComplexType):
-        return f"({format_element(v.real, et.element)}, {format_element(v.imag, et.element)})"
+        # MLIR prints complex elements without a space: `(1.000000e+00,2.000000e+00)`.
+        return f"({format_element(v.real, et.element)},{format_element(v.imag, et.element)})"
     return str(int(v))
 
 
@@ -491,7 +571,7 @@ class DenseElementsAttr(Attribute):
         if isinstance(et, FloatType) and et.name == "bf16":
             arr = np.vectorize(lambda v: round_to_float_type(float(v), "bf16"),
                                otypes=[np.float32])(arr) if arr.size else arr
-        if arr.ndim and arr.size and (arr == arr.flat[0]).all() and not _has_nan(arr):
+        if arr.ndim and arr.size and _all_same(arr):
             arr = arr.flat[0:1].reshape(())
         elif arr.ndim:
             arr = arr.reshape(type.shape)
@@ -516,6 +596,15 @@ class DenseElementsAttr(Attribute):
 
     def format(self, elide_type=False):
         return f"dense<{format_nested(self._data, self.type.element)}> : {self.type}"
+
+
+def _all_same(arr) -> bool:
+    """Every element equal to the first, bit for bit (so an all-NaN array is a splat too)."""
+    import numpy as np
+    if arr.dtype.kind in "fc":
+        raw = np.ascontiguousarray(arr).view(np.uint8).reshape(arr.size, -1)
+        return bool((raw == raw[0]).all())
+    return bool((arr == arr.flat[0]).all())
 
 
 def _has_nan(arr) -> bool:

@@ -113,4 +113,9 @@ class SourceBuffer:
         return offsets[index]
 
     def token_line_col(self, index: int) -> tuple[int, int]:
-        return SOURCES.line_col(self.name, self.token_offset(index))
+        offset = self.token_offset(index)
+        if SOURCES.text(self.name) is self.text:
+            return SOURCES.line_col(self.name, offset)
+        # Unregistered (parse_type, sub-parsers) or shadowed by a later buffer of the same name.
+        text = self.text
+        return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)

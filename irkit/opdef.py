@@ -350,7 +350,8 @@ class SymbolTable(Trait):
                 name = child.properties.get("sym_name") or child.attributes.get("sym_name")
                 if isinstance(name, StringAttr):
                     if name.value in seen:
-                        err = child.error(f"redefinition of symbol named '{name.value}'")
+                        # op_error, not child.error: the child may be an unregistered op.
+                        err = op_error(child, f"redefinition of symbol named '{name.value}'")
                         err.note("see existing symbol definition here",
                                  seen[name.value].location)
                         raise err

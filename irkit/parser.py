@@ -953,8 +953,9 @@ class Parser:
     def _parse_dims(self, allow_unranked: bool = False, allow_scalable: bool = False):
         """Parse an optional dimension-list token; returns (shape, scalable) or None if '*'."""
         t = self.tok
-        if t.startswith("0x") and len(t) > 2:
+        if t.startswith("0x") and len(t) > 2 and not t.endswith("x"):
             # `tensor<0xf32>` lexes as a hex literal: split it back into `0x` + element type.
+            # (`0x?x` is an ordinary dimension list: a hex literal cannot end in `x`.)
             return self._split_hex_dims()
         if not t.endswith("x") or not (t[0].isdigit() or t[0] in "?*["):
             return (), ()
@@ -983,17 +984,25 @@ class Parser:
         return tuple(shape), tuple(scalable)
 
     def _split_hex_dims(self):
+        # The hex token may have swallowed part of the element type (`0xbf16`, `0xcomplex`
+        # lexes as `0xc` + `omplex`), so re-lex the source text from after `0x` up to the
+        # `,` or `>` that ends the element type, and resume at the token found there.
         tk = self.i
-        rest = self.toks[tk][2:]
-        self.i += 1
-        if self.tok.startswith("x") and rest.isdigit():
-            rest = rest + self.next()
-        sub = Parser(rest + ">", self.source.name, register_source=False)
+        text = self.source.text
+        start = self.source.token_offset(tk) + 2
+        end = _shape_body_end(text, start)
+        j = tk + 1
+        while self.toks[j] and self.source.token_offset(j) < end:
+            j += 1
+        sub = Parser(text[start:end] + ">", self.source.name, register_source=False)
         sub.type_aliases = self.type_aliases
         dims = sub._parse_dims(allow_scalable=True)
         if dims is None:
             raise self.error("invalid shape", tk)
-        elem = sub.parse_type()
+        elem = sub._element_type()
+        if sub.tok != ">":
+            raise self.error("invalid shape", tk)
+        self.i = j
         self._pending_element = elem
         return (0, *dims[0]), (False, *dims[1])
 
@@ -1128,6 +1137,31 @@ class Parser:
         if t in ("true", "false") or t[:1].isdigit():
             return t
         raise self.error("expected element literal", tk)
+
+
+def _shape_body_end(text: str, pos: int) -> int:
+    """Offset of the `,` or `>` that ends the shaped-type body starting at `pos`."""
+    depth = 0
+    n = len(text)
+    while pos < n:
+        c = text[pos]
+        if c == '"':
+            pos += 1
+            while pos < n and text[pos] != '"':
+                pos += 2 if text[pos] == "\\" else 1
+        elif c == "-" and text.startswith("->", pos):
+            pos += 1
+        elif c in "<([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == ">" or c == ",":
+            if depth == 0:
+                return pos
+            if c == ">":
+                depth -= 1
+        pos += 1
+    return n
 
 
 def _literal_to_python(lit, et: Type):

@@ -102,8 +102,10 @@ class Printer:
             if k not in elided:
                 entries[k] = v
         if entries:
-            for v in entries.values():
-                self._note_resources(v)
+            # Resources are noted in printed order, so the resource section's order does not
+            # depend on how the op's dicts were filled (or on the form printed).
+            for k in sorted(entries):
+                self._note_resources(entries[k])
             body = ", ".join(format_attr_entry(k, v) for k, v in sorted(entries.items()))
             self.out.append(f" attributes {{{body}}}" if keyword else f" {{{body}}}")
 
@@ -155,7 +157,8 @@ class Printer:
             ps = preds.get(block)
             if ps:
                 names = ", ".join(self.names.get(p, "?") for p in ps)
-                out.append(f"  // pred{'s' if len(ps) > 1 else ''}: {names}")
+                count = f"{len(ps)} preds" if len(ps) > 1 else "pred"  # MLIR's wording
+                out.append(f"  // {count}: {names}")
         out.append("\n")
 
     # ----- ops --------------------------------------------------------------------------
@@ -221,8 +224,8 @@ class Printer:
                                     [r.type for r in op.results])))
 
     def _dict(self, d: dict) -> str:
-        for v in d.values():
-            self._note_resources(v)
+        for k in sorted(d):
+            self._note_resources(d[k])
         return "{" + ", ".join([format_attr_entry(k, d[k]) for k in sorted(d)]) + "}"
 
     def _note_resources(self, a) -> None:

@@ -99,7 +99,9 @@ class Verifier:
         if ublock is def_block:
             if isinstance(value, OpResult) and not self._graph(def_block.parent):
                 if value.owner is user or not value.owner.is_before_in_block(user):
-                    raise self._dom_error(user, index, value)
+                    # MLIR checks no use inside an unreachable block, even in its own block.
+                    if def_block.parent is None or self._is_reachable(def_block):
+                        raise self._dom_error(user, index, value)
             return
         # Lift the user to its ancestor in the defining region.
         def_region = def_block.parent
@@ -121,7 +123,8 @@ class Verifier:
         if ablock is def_block:
             if isinstance(value, OpResult):
                 if value.owner is anc or not value.owner.is_before_in_block(anc):
-                    raise self._dom_error(user, index, value)
+                    if self._is_reachable(ablock):
+                        raise self._dom_error(user, index, value)
             return
         if not self._is_reachable(ablock):
             return

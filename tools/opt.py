@@ -55,8 +55,9 @@ def run(args, text: str, filename: str, out) -> int:
         try:
             module = parse_module(chunk, filename, allow_unregistered=args.allow_unregistered_dialect,
                                   verify=args.verify)
-            out.write(print_op(module, generic=args.mlir_print_op_generic,
-                               debuginfo=args.mlir_print_debuginfo))
+            text = print_op(module, generic=args.mlir_print_op_generic,
+                            debuginfo=args.mlir_print_debuginfo)
+            out.write(text if text.endswith("\n") else text + "\n")
         except IRError as e:
             sys.stderr.write(e.render() + "\n")
             status = 1
