@@ -64,6 +64,8 @@ class Verifier:
             for s in op.successors:
                 if s.parent is not region:
                     raise op_error(op, "reference to block defined in another region")
+                if s is region.blocks[0]:
+                    raise op_error(op, "entry block of region may not have predecessors")
         if isinstance(op, Op):
             _verify_spec(op)
             for trait in op.traits:
