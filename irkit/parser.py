@@ -689,7 +689,7 @@ class Parser:
         tk = self.i
         neg = self.accept("-")
         t = self.next()
-        if not t or not t[0].isdigit():
+        if not t or not t[0].isdigit() or t.endswith("x"):  # `0x`, `4x` lex as shape tokens
             raise self.error("expected a number", tk)
         if self.tok == ":":
             self.i += 1
@@ -865,6 +865,8 @@ class Parser:
             return OpaqueType(t[1:])
         m = _INT_TYPE_RE.match(t)
         if m is not None:
+            if int(m.group(2)) > 16777215:  # MLIR's limit; also keeps `1 << width` cheap
+                raise self.error("integer bitwidth is limited to 16777215 bits", tk)
             self.i += 1
             ty = IntegerType(int(m.group(2)), {"i": "signless", "si": "signed",
                                                "ui": "unsigned"}[m.group(1)])
@@ -1314,8 +1316,8 @@ def _attr_dense(p: Parser) -> Attribute:
         arr = np.array(values, dtype=_np_dtype(t.element))
     except (OverflowError, ValueError, TypeError) as e:
         raise p.error(f"invalid element literal: {e}", tk) from None
-    if arr.ndim == 0:
-        arr = np.broadcast_to(arr, t.shape)
+    # A splat stays 0-d (DenseElementsAttr keeps splats that way): broadcasting first would
+    # materialize `dense<1> : tensor<99999999999x99999999999xf32>`.
     return DenseElementsAttr(t, arr)
 
 
@@ -1442,7 +1444,10 @@ def parse_module(text: str, filename: str = "<stdin>", *, allow_unregistered: bo
     from irkit.dialects import register_all
     register_all()
     p = Parser(text, filename, allow_unregistered=allow_unregistered)
-    module = p.parse_module()
+    try:
+        module = p.parse_module()
+    except RecursionError:
+        raise p.error("nesting too deep") from None
     if verify:
         from irkit.verifier import verify as _verify
         _verify(module)
