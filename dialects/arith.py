@@ -529,3 +529,6 @@ from irkit.dialects.arith_cast import *  # noqa: E402,F401,F403  (registers the 
 def materialize_constant(attr, type, location=None):
     """An `arith.constant` holding `attr` as a value of `type`, or None if it cannot."""
     return ConstantOp.materialize(attr, type, location)
+
+
+arith.constant_materializer = materialize_constant

@@ -9,6 +9,7 @@ from irkit.opdef import (
     SameOperandsAndResultType, SameOperandsType, SignlessIntegerLike,
 )
 from irkit.attributes import IntegerAttr
+from irkit.peephole import peephole
 from irkit.types import I1, I64, ShapedType
 from irkit.dialects import arith_fold as af
 from irkit.dialects.arith_base import (
@@ -106,6 +107,9 @@ class MulFOp(_FloatBinary):
     traits = _COMMUTATIVE_F
     _kernel = staticmethod(lambda a, b: a * b)
     _units = ((1.0, False),)
+    canonicalization_patterns = (
+        peephole("arith.mulf(arith.negf(x), arith.negf(y)) -> arith.mulf(x, y)"),  # -x*-y = xy
+    )
 
 
 @arith.op
@@ -119,6 +123,9 @@ class DivFOp(_FloatBinary):
     name = "arith.divf"
     _kernel = staticmethod(lambda a, b: a / b)
     _units = ((1.0, False),)
+    canonicalization_patterns = (
+        peephole("arith.divf(arith.negf(x), arith.negf(y)) -> arith.divf(x, y)"),  # -x/-y = x/y
+    )
 
 
 @arith.op

@@ -23,9 +23,12 @@ from irkit.dialects.arith_base import (
     ArithOp, _Binary, _Unary, elem, i1_like, int_binary, int_info, make, parse_flags, signed,
     unsigned, wrap,
 )
+from irkit.dialects.arith import materialize_constant
 from irkit.dialects.arith_float import _FastMath
 
 math = Dialect("math", "Elementary functions on scalars, vectors and tensors.")
+# Folded math values are plain numbers: they become `arith.constant`s, as in MLIR.
+math.constant_materializer = materialize_constant
 
 _FLOAT_TRAITS = (Pure(), SameOperandsAndResultType(), Elementwise())
 

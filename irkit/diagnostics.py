@@ -137,3 +137,56 @@ class ParseError(IRError):
 
 class VerifyError(IRError):
     """IR that parses but breaks an op's or the IR's rules."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The diagnostic engine: where non-fatal diagnostics (warnings, remarks) and caught errors go.
+# ---------------------------------------------------------------------------------------------
+#
+# Errors normally travel as `IRError` exceptions, because after an error there is nothing
+# sensible to continue with. Warnings and remarks do not stop anything, so a pass reports
+# them through `emit`. The innermost handler receives each one: by default it is rendered to
+# stderr; `capture()` collects them instead, which is how `--verify-diagnostics` compares
+# what was reported against the `expected-*` annotations of a test file.
+
+_HANDLERS: list = []
+
+
+def emit(diag: Diagnostic) -> None:
+    """Report a diagnostic to the innermost handler (stderr when none is installed)."""
+    if _HANDLERS:
+        _HANDLERS[-1](diag)
+    else:
+        import sys
+        sys.stderr.write(diag.render() + "\n")
+
+
+def emit_warning(message: str, location: object = None) -> Diagnostic:
+    d = Diagnostic("warning", message, location)
+    emit(d)
+    return d
+
+
+def emit_remark(message: str, location: object = None) -> Diagnostic:
+    d = Diagnostic("remark", message, location)
+    emit(d)
+    return d
+
+
+class capture:
+    """Context manager collecting every emitted diagnostic in a list.
+
+        with capture() as diags:
+            run_pipeline(module)
+        # diags: [Diagnostic, ...]
+    """
+
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+
+    def __enter__(self) -> list[Diagnostic]:
+        _HANDLERS.append(self.diagnostics.append)
+        return self.diagnostics
+
+    def __exit__(self, *exc) -> None:
+        _HANDLERS.remove(self.diagnostics.append)

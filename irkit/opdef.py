@@ -496,6 +496,11 @@ def lookup_op(name: str):
     return cls
 
 
+def loaded_ops() -> dict[str, type]:
+    """Every op of the dialects loaded so far (those the IR at hand has used)."""
+    return _REGISTRY
+
+
 def registered_ops() -> dict[str, type]:
     """Every op of every known dialect (lazily known dialects are loaded first)."""
     for dialect in list(_LAZY_DIALECTS):
@@ -510,6 +515,8 @@ class Dialect:
         self.name = name
         self.doc = doc
         self.ops: dict[str, type] = {}
+        #: `(attr, type, location) -> Operation | None`: the op that holds a folded constant
+        self.constant_materializer: Callable | None = None
         _DIALECTS[name] = self
 
     def op(self, cls):

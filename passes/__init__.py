@@ -1,1 +1,24 @@
-"""irkit.passes."""
+"""irkit.passes: one module per pass, named after its flag (`cse` -> `cse.py`).
+
+`register_all()` makes every pass known by name; a pass's module is imported the first time
+a pipeline names it, so `irkit-opt -p cse` never imports the inliner.
+"""
+
+_ALL = {
+    "canonicalize": "canonicalize",
+    "cse": "cse",
+    "dce": "dce",
+    "symbol-dce": "symbol_dce",
+    "inline": "inline",
+    "loop-invariant-code-motion": "loop_invariant_code_motion",
+    "strip-debuginfo": "strip_debuginfo",
+}
+
+
+def register_all() -> None:
+    import importlib.util
+    from irkit.pass_manager import register_lazy_pass
+    for name, module in _ALL.items():
+        full = f"irkit.passes.{module}"
+        if importlib.util.find_spec(full) is not None:
+            register_lazy_pass(name, full)
