@@ -13,6 +13,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterable
 
+from irkit.attributes import UnknownLoc
 from irkit.ir import Block, Operation, Region, Value
 from irkit.types import Type
 
@@ -74,8 +75,7 @@ class Builder:
     def insert(self, op: Operation) -> Operation:
         if self.ip is None:
             raise ValueError("builder has no insertion point")
-        if self.location is not None and op.location is not None and \
-                op.location.format() == "loc(unknown)":
+        if self.location is not None and type(op.location) is UnknownLoc:
             op.location = self.location
         self.ip.block.insert_before(self.ip.before, op)
         return op

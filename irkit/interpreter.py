@@ -84,6 +84,10 @@ def to_value(x: Any, t: Type, what: str = "value"):
 class Interpreter:
     def __init__(self, module: Operation | None = None) -> None:
         self.module = module
+        #: the values of the block being run when an `interpret` hook is called; ops with
+        #: regions (loop.for, loop.if) hand it to `run_region`, since their bodies use values
+        #: defined above them
+        self.env: dict = {}
 
     def call(self, fn: Operation, args) -> list:
         body = fn.regions[0]
@@ -112,6 +116,7 @@ class Interpreter:
             values = [env[o.value] for o in op._operands]
             hook = getattr(op, "interpret", None)
             if hook is not None:
+                self.env = env
                 res = hook(self, values)
                 if isinstance(res, (Return, Branch)):
                     return res

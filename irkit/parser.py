@@ -32,7 +32,7 @@ from irkit.attributes import (
     bits_to_float,
 )
 from irkit.diagnostics import ParseError
-from irkit.ir import Block, Operation, Region, UnregisteredOp, Value
+from irkit.ir import gc_paused, Block, Operation, Region, UnregisteredOp, Value
 from irkit.lexer import SourceBuffer, tokenize
 from irkit.opdef import lookup_dialect, lookup_op
 from irkit.types import (
@@ -1444,13 +1444,14 @@ def parse_module(text: str, filename: str = "<stdin>", *, allow_unregistered: bo
     from irkit.dialects import register_all
     register_all()
     p = Parser(text, filename, allow_unregistered=allow_unregistered)
-    try:
-        module = p.parse_module()
-    except RecursionError:
-        raise p.error("nesting too deep") from None
-    if verify:
-        from irkit.verifier import verify as _verify
-        _verify(module)
+    with gc_paused():
+        try:
+            module = p.parse_module()
+        except RecursionError:
+            raise p.error("nesting too deep") from None
+        if verify:
+            from irkit.verifier import verify as _verify
+            _verify(module)
     return module
 
 

@@ -34,7 +34,7 @@ import typing
 from typing import Callable, ClassVar, Iterable
 
 from irkit.diagnostics import IRError
-from irkit.ir import Operation
+from irkit.ir import Operation, gc_paused
 
 
 class PassPipelineError(ValueError):
@@ -258,11 +258,12 @@ class PassManager(OpPassManager):
         if self.anchor not in ("any", op.name):
             raise PassPipelineError(f"pipeline anchored on '{self.anchor}' cannot run on "
                                     f"'{op.name}'")
-        for inst in self.instrumentations:
-            inst.before_pipeline(op)
-        self._run_on(self, op)
-        for inst in self.instrumentations:
-            inst.after_pipeline(op)
+        with gc_paused():
+            for inst in self.instrumentations:
+                inst.before_pipeline(op)
+            self._run_on(self, op)
+            for inst in self.instrumentations:
+                inst.after_pipeline(op)
 
     def _run_on(self, opm: OpPassManager, op: Operation) -> None:
         insts = self.instrumentations
@@ -278,7 +279,12 @@ class PassManager(OpPassManager):
             for inst in insts:
                 inst.before_pass(element, op)
             try:
-                element.run(op)
+                try:
+                    element.run(op)
+                except (IRError, PassPipelineError):
+                    raise
+                except Exception as crash:  # noqa: BLE001 - a bug in the pass, reported as such
+                    raise _crash_error(element, op, crash) from crash
             except IRError as e:
                 for inst in insts:
                     inst.after_pass_failed(element, op, e)
@@ -296,6 +302,20 @@ class PassManager(OpPassManager):
                     raise
             for inst in insts:
                 inst.after_pass(element, op)
+
+
+class PassCrash(IRError):
+    """A pass raised something other than a diagnostic: a bug in the pass, not the input."""
+
+
+def _crash_error(p: Pass, op: Operation, crash: Exception) -> PassCrash:
+    import traceback
+    frames = traceback.extract_tb(crash.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    err = PassCrash(f"pass '{p.name}' crashed on '{op.name}': {type(crash).__name__}: "
+                    f"{crash}", op.location)
+    err.note(f"this is a bug in the pass, not in the input (raised{where})")
+    return err
 
 
 def _children(op: Operation, anchor: str) -> list[Operation]:

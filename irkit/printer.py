@@ -119,7 +119,10 @@ class Printer:
                             f"{', '.join(str(a.type) for a in args)})")
 
     def region(self, region: Region, print_entry_args: bool = True,
-               print_empty_block: bool = False) -> None:
+               print_empty_block: bool = False, print_block_terminators: bool = True) -> None:
+        """Print `{ ... }`. Without `print_block_terminators`, a block's last op is left out
+        when it is a terminator without operands, results or attributes (MLIR's implicit
+        `scf.yield`, which the op's custom parser puts back)."""
         out = self.out
         out.append("{\n")
         self.indent += 1
@@ -134,7 +137,8 @@ class Printer:
             else:
                 self._block_header(block, preds)
             op = block.first
-            while op is not None:
+            skip = None if print_block_terminators else _elidable_terminator(block)
+            while op is not None and op is not skip:
                 self._op(op)
                 op = op._next
         self.indent -= 1
@@ -269,6 +273,19 @@ class Printer:
 def _is_isolated(op: Operation) -> bool:
     from irkit.opdef import IsolatedFromAbove, has_trait
     return has_trait(op, IsolatedFromAbove)
+
+
+def _elidable_terminator(block: Block) -> Operation | None:
+    """The block's last op if the text may leave it implicit: a registered terminator with
+    no operands, results, attributes, regions or successors (nothing a parser could lose)."""
+    from irkit.opdef import Terminator, has_trait
+    op = block.last
+    if op is None or not has_trait(op, Terminator):
+        return None
+    if op._operands or op.results or op.properties or op.attributes or op.regions or \
+            op.successors:
+        return None
+    return op
 
 
 def _predecessors(region: Region) -> dict:

@@ -315,6 +315,8 @@ class OperationFolder:
 
     def try_fold(self, op: Operation) -> bool:
         """Fold `op`: in place, to existing values, or to constants. True if IR changed."""
+        if not op.is_registered:
+            return False
         operands = op._operands
         consts = [constant_value(o.value) for o in operands]
         changed = False

@@ -31,3 +31,9 @@ for _name, _cmd in _tools:
     config.substitutions.append((rf"(?<![\w/.%-])(?:{_name})(?![\w.-])", _cmd))
 
 # `not` is a builtin of lit's internal shell (execute_external=False): no substitution.
+
+# Test-only passes (`--load-pass-plugin=%test_passes`), kept out of the library as MLIR keeps
+# its test passes in test/lib.
+config.substitutions.append(
+    ("%test_passes", os.path.join(os.path.dirname(config.test_source_root), "plugins",
+                                  "test_passes.py")))
