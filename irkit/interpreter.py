@@ -8,7 +8,9 @@ supplies either
   a tuple/list with one value per result; or
 - `interpret(self, interp, values)`: for ops with regions or control flow. It may return the
   result values, a `Return(values)` (leave the enclosing region), or a `Branch(block, args)`
-  (continue at a successor block).
+  (continue at a successor block). A hook that runs one of its op's regions passes
+  `interp.env` (the values of the block being run) to `interp.run_region`, so the region
+  sees the values defined above it.
 
 Scalars are numpy scalars of the IR type (`np.float32` for `f32`), tensors and vectors are
 numpy arrays, `index` is a Python int.

@@ -1,7 +1,7 @@
-// RUN: not irkit-opt %s --split-input-file 2>&1 | FileCheck %s
+// RUN: irkit-opt %s --split-input-file --verify-diagnostics
 
 func.func @cmpi_mismatch(%a: i32, %b: i1) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'arith.cmpi' op requires all operands to have the same type
+  // expected-error @+1 {{'arith.cmpi' op requires all operands to have the same type}}
   %0 = "arith.cmpi"(%a, %b) <{predicate = 0 : i64}> : (i32, i1) -> i1
   return
 }
@@ -9,7 +9,7 @@ func.func @cmpi_mismatch(%a: i32, %b: i1) {
 // -----
 
 func.func @cmpi_bad_predicate(%a: i32) {
-  // CHECK: error: 'arith.cmpi' op attribute 'predicate' failed to satisfy constraint: allowed 64-bit signless integer cases: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+  // expected-error @+1 {{'arith.cmpi' op attribute 'predicate' failed to satisfy constraint: allowed 64-bit signless integer cases: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9}}
   %0 = "arith.cmpi"(%a, %a) <{predicate = 12 : i64}> : (i32, i32) -> i1
   return
 }
@@ -17,7 +17,7 @@ func.func @cmpi_bad_predicate(%a: i32) {
 // -----
 
 func.func @cmpi_keyword(%a: i32) {
-  // CHECK: error: expected one of [eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge] for cmpi predicate
+  // expected-error @+1 {{expected one of [eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge] for cmpi predicate}}
   %0 = arith.cmpi lt, %a, %a : i32
   return
 }
@@ -25,7 +25,7 @@ func.func @cmpi_keyword(%a: i32) {
 // -----
 
 func.func @cmpf_shape(%v: vector<4xf32>) {
-  // CHECK: error: 'arith.cmpf' op failed to verify that result type has i1 element type and same shape as operands
+  // expected-error @+1 {{'arith.cmpf' op failed to verify that result type has i1 element type and same shape as operands}}
   %0 = "arith.cmpf"(%v, %v) <{predicate = 1 : i64}> : (vector<4xf32>, vector<4xf32>) -> i1
   return
 }
@@ -33,7 +33,7 @@ func.func @cmpf_shape(%v: vector<4xf32>) {
 // -----
 
 func.func @select_mismatch(%c: i1, %a: i32, %b: i64) {
-  // CHECK: error: 'arith.select' op failed to verify that all of {true_value, false_value, result} have same type
+  // expected-error @+1 {{'arith.select' op failed to verify that all of {true_value, false_value, result} have same type}}
   %0 = "arith.select"(%c, %a, %b) : (i1, i32, i64) -> i32
   return
 }
@@ -41,7 +41,7 @@ func.func @select_mismatch(%c: i1, %a: i32, %b: i64) {
 // -----
 
 func.func @select_shape(%c: vector<4xi1>, %t: tensor<4xf32>) {
-  // CHECK: error: 'arith.select' op all non-scalar operands/results must have the same shape and base type
+  // expected-error @+1 {{'arith.select' op all non-scalar operands/results must have the same shape and base type}}
   %0 = arith.select %c, %t, %t : vector<4xi1>, tensor<4xf32>
   return
 }
@@ -49,7 +49,7 @@ func.func @select_shape(%c: vector<4xi1>, %t: tensor<4xf32>) {
 // -----
 
 func.func @extf_narrower(%x: f32) {
-  // CHECK: error: 'arith.extf' op operand type 'f32' and result type 'f16' are cast incompatible: result type 'f16' must be wider than operand type 'f32'
+  // expected-error @+1 {{'arith.extf' op operand type 'f32' and result type 'f16' are cast incompatible: result type 'f16' must be wider than operand type 'f32'}}
   %0 = arith.extf %x : f32 to f16
   return
 }
@@ -57,7 +57,7 @@ func.func @extf_narrower(%x: f32) {
 // -----
 
 func.func @trunci_wider(%a: i32) {
-  // CHECK: error: 'arith.trunci' op operand type 'i32' and result type 'i64' are cast incompatible
+  // expected-error @+1 {{'arith.trunci' op operand type 'i32' and result type 'i64' are cast incompatible}}
   %0 = arith.trunci %a : i32 to i64
   return
 }
@@ -65,7 +65,7 @@ func.func @trunci_wider(%a: i32) {
 // -----
 
 func.func @index_cast(%a: i32) {
-  // CHECK: error: 'arith.index_cast' op operand type 'i32' and result type 'i64' are cast incompatible
+  // expected-error @+1 {{'arith.index_cast' op operand type 'i32' and result type 'i64' are cast incompatible}}
   %0 = arith.index_cast %a : i32 to i64
   return
 }
@@ -73,7 +73,7 @@ func.func @index_cast(%a: i32) {
 // -----
 
 func.func @bitcast_width(%a: i32) {
-  // CHECK: error: 'arith.bitcast' op operand type 'i32' and result type 'f16' are cast incompatible
+  // expected-error @+1 {{'arith.bitcast' op operand type 'i32' and result type 'f16' are cast incompatible}}
   %0 = arith.bitcast %a : i32 to f16
   return
 }
@@ -81,7 +81,7 @@ func.func @bitcast_width(%a: i32) {
 // -----
 
 func.func @constant_type() {
-  // CHECK: error: 'arith.constant' op failed to verify that all of {value, result} have same type
+  // expected-error @+1 {{'arith.constant' op failed to verify that all of {value, result} have same type}}
   %0 = "arith.constant"() <{value = 3 : i64}> : () -> i32
   return
 }
@@ -89,7 +89,7 @@ func.func @constant_type() {
 // -----
 
 func.func @constant_unsigned() {
-  // CHECK: error: 'arith.constant' op integer return type must be signless
+  // expected-error @+1 {{'arith.constant' op integer return type must be signless}}
   %0 = arith.constant 3 : ui8
   return
 }
@@ -97,7 +97,7 @@ func.func @constant_unsigned() {
 // -----
 
 func.func @addf_ints(%a: i32) {
-  // CHECK: error: 'arith.addf' op operand 'lhs' must be floating-point-like
+  // expected-error @+1 {{'arith.addf' op operand 'lhs' must be floating-point-like}}
   %0 = arith.addf %a, %a : i32
   return
 }
@@ -105,7 +105,7 @@ func.func @addf_ints(%a: i32) {
 // -----
 
 func.func @addi_types(%a: i32, %b: i64) {
-  // CHECK: error: 'arith.addi' op requires the same type for all operands and results
+  // expected-error @+1 {{'arith.addi' op requires the same type for all operands and results}}
   %0 = "arith.addi"(%a, %b) : (i32, i64) -> i32
   return
 }
@@ -113,7 +113,7 @@ func.func @addi_types(%a: i32, %b: i64) {
 // -----
 
 func.func @bad_fastmath(%x: f32) {
-  // CHECK: error: expected fastmath flags to be one of: none, reassoc, nnan, ninf, nsz, arcp, contract, afn, fast
+  // expected-error @+1 {{expected fastmath flags to be one of: none, reassoc, nnan, ninf, nsz, arcp, contract, afn, fast}}
   %0 = arith.addf %x, %x fastmath<quick> : f32
   return
 }
@@ -121,7 +121,7 @@ func.func @bad_fastmath(%x: f32) {
 // -----
 
 func.func @bad_fastmath_generic(%x: f32) {
-  // CHECK: error: 'arith.addf' op attribute 'fastmath' failed to satisfy constraint
+  // expected-error @+1 {{'arith.addf' op attribute 'fastmath' failed to satisfy constraint}}
   %0 = "arith.addf"(%x, %x) <{fastmath = #arith.fastmath<quick>}> : (f32, f32) -> f32
   return
 }
@@ -129,7 +129,7 @@ func.func @bad_fastmath_generic(%x: f32) {
 // -----
 
 func.func @use_type(%a: i32, %b: i64) {
-  // CHECK: error: use of value '%b' expects different type than prior uses: 'i32' vs 'i64'
+  // expected-error @+1 {{use of value '%b' expects different type than prior uses: 'i32' vs 'i64'}}
   %0 = arith.addi %a, %b : i32
   return
 }
