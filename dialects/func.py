@@ -11,6 +11,7 @@ from irkit.opdef import (
     Pure, RegionDef, Result, ReturnLike, StrAttr, Symbol, Terminator, UnitAttrC, VarOperand,
     VarResult,
 )
+from irkit.rewrite import RewritePattern
 from irkit.types import FunctionType
 
 func = Dialect("func", "Functions, calls and returns.")
@@ -401,9 +402,37 @@ class ConstantOp(Op):
         p.attr_dict(self, elided=("value",))
         p.write(f" : {self.result.type}")
 
+    def fold(self, operands):
+        return [self.value]
+
     def interpret(self, interp, values):
         from irkit.symbols import lookup_symbol
         return [lookup_symbol(self, self.value)]
 
+
+class _DirectCall(RewritePattern):
+    """call_indirect (func.constant @f)(args) -> call @f(args): the callee is known, and a
+    direct call is what the inliner and symbol-dce understand."""
+
+    root = "func.call_indirect"
+
+    def match_and_rewrite(self, op, rewriter) -> bool:
+        callee = op.callee.owner_op if hasattr(op.callee, "owner") else None
+        if not isinstance(callee, ConstantOp):
+            return False
+        rewriter.replace_op_with_new(op, CallOp, list(op.args), callee=callee.value,
+                                     result_types=op.result_types)
+        return True
+
+
+def _materialize_constant(attr, type, location=None):
+    """A folded function reference becomes a `func.constant` (other values are not ours)."""
+    if not isinstance(attr, SymbolRefAttr) or not isinstance(type, FunctionType):
+        return None
+    return ConstantOp.build(result_types=[type], value=attr, location=location)
+
+
+func.constant_materializer = _materialize_constant
+CallIndirectOp.canonicalization_patterns = (_DirectCall(),)
 
 _ = (ConstantLike, Result, Operand, VarResult)

@@ -89,6 +89,8 @@ class Diagnostic:
 def _render_one(diag: Diagnostic, sources: SourceManager) -> str:
     flc = resolve_file_line_col(diag.location)
     if flc is None:
+        if diag.location is None and diag.severity == "note":
+            return f"note: {diag.message}"      # a note about the error, not about a place
         return f"<unknown>:0:0: {diag.severity}: {diag.message}"
     file, line, col = flc
     head = f"{file}:{line}:{col}: {diag.severity}: {diag.message}"

@@ -59,9 +59,17 @@ class Constraint:
     def __init__(self, pred: Callable[[Any], bool], description: str) -> None:
         self.pred = pred
         self.description = description
+        # Types are interned and few, so the answer per type is cached: the verifier asks
+        # the same question for every op of a 100k-op function.
+        self._by_type: dict = {}
 
     def __call__(self, x) -> bool:
-        return self.pred(x)
+        r = self._by_type.get(x) if isinstance(x, Type) else None
+        if r is None:
+            r = bool(self.pred(x))
+            if isinstance(x, Type):
+                self._by_type[x] = r
+        return r
 
     def __or__(self, other: "Constraint") -> "Constraint":
         return Constraint(lambda t: self.pred(t) or other.pred(t),
@@ -461,6 +469,13 @@ class OpSpec:
         # MLIR stores default-valued properties on every op (the generic form shows them).
         self.stored_defaults = [(p.name, p.default) for p in self.props
                                 if p.default is not _MISSING and p.default is not None]
+        # Shortcuts for the verifier's common case: no variadic groups, so operand i is
+        # checked against field i directly.
+        self.fixed_arity = self.n_var_operands == 0 and self.n_var_results == 0
+        self.operand_constraints = tuple(o.constraint for o in self.operands)
+        self.result_constraints = tuple(r.constraint for r in self.results)
+        self.variadic_regions = any(getattr(r, "variadic", False) for r in self.regions)
+        self.variadic_successors = any(getattr(s, "variadic", False) for s in self.successors)
         if self.n_var_operands > 1:
             self.prop_names |= {"operandSegmentSizes"}
         if self.n_var_results > 1:
@@ -552,6 +567,10 @@ class Op(Operation):
         super().__init_subclass__(**kwargs)
         cls.spec = OpSpec(cls)
         cls._trait_types = frozenset(type(t) for t in cls.traits)
+        # Only traits with rules of their own are worth calling per op.
+        cls._verifying_traits = tuple(t for t in cls.traits
+                                      if type(t).verify is not Trait.verify)
+        cls._has_verify = cls.verify_ is not Op.verify_ if "Op" in globals() else True
 
     @classmethod
     def has_trait(cls, trait: type) -> bool:

@@ -271,8 +271,10 @@ class OperationFolder:
         region = insertion_region(op)
         if region is None or not region.blocks:
             return False
-        attr = op.fold([])[0]
-        key = (region, attr, op.results[0].type)
+        folded = op.fold([])
+        if not folded or not isinstance(folded[0], Attribute):
+            return False
+        key = (region, folded[0], op.results[0].type)
         existing = self._table.get(key)
         if existing is op:
             return False

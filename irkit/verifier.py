@@ -68,9 +68,10 @@ class Verifier:
                     raise op_error(op, "entry block of region may not have predecessors")
         if isinstance(op, Op):
             _verify_spec(op)
-            for trait in op.traits:
+            for trait in op._verifying_traits:
                 trait.verify(op)
-            op.verify_()
+            if op._has_verify:
+                op.verify_()
             if (block is not None and op.has_trait(Terminator) and op._next is not None):
                 raise op_error(op, "must be the last operation in the parent block")
 
@@ -235,6 +236,23 @@ def _plural(n: int, word: str) -> str:
 
 def _verify_spec(op: Op) -> None:
     spec = op.spec
+    if spec.fixed_arity and len(op._operands) == len(spec.operands) and \
+            len(op.results) == len(spec.results):
+        # Fast path (most ops): field i is operand i.
+        for od, c, o in zip(spec.operands, spec.operand_constraints, op._operands):
+            if not c(o.value.type):
+                raise op_error(op, f"operand '{od.name}' must be {c.description}, "
+                                   f"but got '{o.value.type}'")
+        for rd, c, r in zip(spec.results, spec.result_constraints, op.results):
+            if not c(r.type):
+                raise op_error(op, f"result '{rd.name}' must be {c.description}, "
+                                   f"but got '{r.type}'")
+    else:
+        _verify_operands_and_results(op, spec)
+    _verify_props_regions_successors(op, spec)
+
+
+def _verify_operands_and_results(op: Op, spec) -> None:
     _verify_group(op, "operand", spec.operands, spec.n_var_operands, len(op._operands),
                   "operandSegmentSizes")
     _verify_group(op, "result", spec.results, spec.n_var_results, len(op.results),
@@ -255,6 +273,9 @@ def _verify_spec(op: Op) -> None:
             if not rd.constraint(v.type):
                 raise op_error(op, f"result '{rd.name}' must be {rd.constraint.description}, "
                                    f"but got '{v.type}'")
+
+
+def _verify_props_regions_successors(op: Op, spec) -> None:
     props = op.properties
     for pd in spec.props:
         a = props.get(pd.name)
@@ -266,7 +287,7 @@ def _verify_spec(op: Op) -> None:
             raise op_error(op, f"attribute '{pd.name}' failed to satisfy constraint: "
                                f"{pd.constraint.description}")
     nreg = len(spec.regions)
-    variadic_regions = any(r.variadic for r in spec.regions)
+    variadic_regions = spec.variadic_regions
     if (len(op.regions) != nreg and not variadic_regions) or (
             variadic_regions and len(op.regions) < nreg - 1):
         raise op_error(op, f"requires {_plural(nreg, 'region')}")
@@ -274,7 +295,7 @@ def _verify_spec(op: Op) -> None:
         if not rd.variadic and rd.single_block and len(op.regions[rd.index].blocks) > 1:
             raise op_error(op, f"expects region '{rd.name}' to have 0 or 1 blocks")
     nsucc = len(spec.successors)
-    variadic_succ = any(s.variadic for s in spec.successors)
+    variadic_succ = spec.variadic_successors
     if (len(op.successors) != nsucc and not variadic_succ) or (
             variadic_succ and len(op.successors) < nsucc - 1):
         raise op_error(op, f"requires {_plural(nsucc, 'successor')}")
