@@ -85,6 +85,7 @@ class Listener:
     def on_modified(self, op: Operation) -> None: ...
     def on_replaced(self, op: Operation, values: Sequence[Value]) -> None: ...
     def on_erased(self, op: Operation) -> None: ...
+    def on_operand_dropped(self, value: Value) -> None: ...
 
 
 class PatternRewriter(Builder):
@@ -138,14 +139,26 @@ class PatternRewriter(Builder):
         for user in old.users:
             self.listener.on_modified(user)
         old.replace_all_uses_with(new)
+        self.listener.on_operand_dropped(old)
 
     # ----- in-place updates ---------------------------------------------------------------
 
     @contextmanager
     def modify_op_in_place(self, op: Operation):
         """`with rewriter.modify_op_in_place(op): op.properties[...] = ...`"""
+        before = op.operands
         yield op
+        self.notify_modified(op, before)
+
+    def notify_modified(self, op: Operation, operands_before: Sequence[Value] = ()) -> None:
+        """Report an in-place change; values `op` stopped using are reported too, since
+        their producers may now be dead."""
         self.listener.on_modified(op)
+        if operands_before:
+            now = set(op.operands)
+            for v in operands_before:
+                if v not in now:
+                    self.listener.on_operand_dropped(v)
 
     # ----- moving code --------------------------------------------------------------------
 
@@ -320,7 +333,8 @@ class OperationFolder:
         if not op.is_registered:
             return False
         operands = op._operands
-        consts = [constant_value(o.value) for o in operands]
+        before = [o.value for o in operands]
+        consts = [constant_value(v) for v in before]
         changed = False
         # Commutative ops keep constants on the right (MLIR's foldCommutative), so patterns
         # and folders only need to look at one side.
@@ -340,7 +354,7 @@ class OperationFolder:
             raise IRError(f"'{op.name}' folder returned {len(results)} values for "
                           f"{len(op.results)} results", op.location)
         if all(r is res for r, res in zip(results, op.results)):
-            self.rewriter.listener.on_modified(op)     # folded in place
+            self.rewriter.notify_modified(op, before)     # folded in place
             return True
         values = []
         region = None
@@ -436,6 +450,11 @@ class GreedyDriver(Listener):
         for r in op.results:
             for user in r.users:
                 self.push(user)
+
+    def on_operand_dropped(self, value: Value) -> None:
+        owner = getattr(value, "owner", None)
+        if isinstance(owner, Operation):
+            self.push(owner)
 
     def on_erased(self, op: Operation) -> None:
         for o in op._operands:
