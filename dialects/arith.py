@@ -17,12 +17,15 @@ from irkit.opdef import (
     AnyType, Commutative, ConstantLike, Elementwise, Operand, Prop, Pure, Result,
     SameOperandsAndResultType, SignlessIntegerLike, UnitAttrC,
 )
-from irkit.types import IntegerType
+from irkit.ir import Operation, Value
+from irkit.peephole import peephole
+from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
+from irkit.types import I64, IntegerType
 from irkit.dialects import arith_fold as af
 from irkit.dialects.arith_base import (  # noqa: F401  (re-exported for passes)
-    FASTMATH, FASTMATH_FAST, FASTMATH_NONE, OVERFLOW, OVERFLOW_NONE, ArithOp, OverflowAttr,
-    _Binary, arith, defining, elem, int_binary, int_info, make, signed, unsigned, wrap,
-    zero_of,
+    CMPF_INVERSE, CMPI_INVERSE, FASTMATH, FASTMATH_FAST, FASTMATH_NONE, OVERFLOW,
+    OVERFLOW_NONE, ArithOp, OverflowAttr, _Binary, arith, defining, elem, int_binary, int_info,
+    make, producer, signed, unsigned, wrap, zero_of,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -143,9 +146,32 @@ class _Division(_IntBinary):
             if self._is_rem:
                 return [af.zeros_like_attr(operands[1])]    # x % 1 -> 0
             return [self._operands[0].value]                # x / 1 -> x
-        return None
+        a = _div_of_mul(self.lhs, self.rhs, "nsw" if self._signed else "nuw")
+        if a is None:
+            return None
+        if self._is_rem:
+            z = zero_of(self.results[0].type)               # (a * b) % b -> 0
+            return None if z is None else [z]
+        return [a]                                          # (a * b) / b -> a, any rounding
 
     _is_rem = False
+
+
+def _div_of_mul(lhs: Value, rhs: Value, flag: str) -> Value | None:
+    """`a` if `lhs` is `a * rhs` (either order) whose product cannot wrap by `flag`.
+
+    Without the flag the product may have wrapped and the division does not undo it
+    (`(16 * 16) / 16` in i8 is 0); with it, a wrapped product is poison anyway, and the exact
+    quotient is `a` whatever the rounding. MLIR folds divsi and divui only.
+    """
+    mul = defining(lhs, MulIOp)
+    if mul is None or not OVERFLOW.has(mul.properties["overflowFlags"], flag):
+        return None
+    if mul.rhs is rhs:
+        return mul.lhs
+    if mul.lhs is rhs:
+        return mul.rhs
+    return None
 
 
 class _ExactDivision(_Division):
@@ -177,6 +203,19 @@ class AddIOp(_Overflow):
                 return [sub._operands[0].value]             # (a - b) + b -> a
         return None
 
+    # Rebuilt ops carry no overflow flags: `(x + a) + b` without overflow says nothing about
+    # `a + b` (a = MAX, b = 1, x = -1), so MLIR's merged nsw/nuw could add poison.
+    canonicalization_patterns = (
+        peephole("arith.addi(arith.addi(x, const(a)), const(b)) -> "
+                 "arith.addi(x, arith.addi(a, b))"),        # (x + a) + b = x + (a + b)
+        peephole("arith.addi(arith.subi(x, const(a)), const(b)) -> "
+                 "arith.addi(x, arith.subi(b, a))"),        # (x - a) + b = x + (b - a)
+        peephole("arith.addi(arith.subi(const(a), x), const(b)) -> "
+                 "arith.subi(arith.addi(a, b), x)"),        # (a - x) + b = (a + b) - x
+        peephole("arith.addi(x, arith.muli(y, -1)) -> arith.subi(x, y)"),   # x + y*-1 = x - y
+        peephole("arith.addi(arith.muli(x, -1), y) -> arith.subi(y, x)"),   # x*-1 + y = y - x
+    )
+
 
 @arith.op
 class SubIOp(_Overflow):
@@ -204,6 +243,22 @@ class SubIOp(_Overflow):
                 return [add._operands[1].value]             # (a + b) - a -> b
         return None
 
+    canonicalization_patterns = (
+        peephole("arith.subi(arith.addi(x, const(a)), const(b)) -> "
+                 "arith.addi(x, arith.subi(a, b))"),        # (x + a) - b = x + (a - b)
+        peephole("arith.subi(const(b), arith.addi(x, const(a))) -> "
+                 "arith.subi(arith.subi(b, a), x)"),        # b - (x + a) = (b - a) - x
+        peephole("arith.subi(arith.subi(x, const(a)), const(b)) -> "
+                 "arith.subi(x, arith.addi(a, b))"),        # (x - a) - b = x - (a + b)
+        peephole("arith.subi(arith.subi(const(a), x), const(b)) -> "
+                 "arith.subi(arith.subi(a, b), x)"),        # (a - x) - b = (a - b) - x
+        peephole("arith.subi(const(b), arith.subi(x, const(a))) -> "
+                 "arith.subi(arith.addi(a, b), x)"),        # b - (x - a) = (a + b) - x
+        peephole("arith.subi(const(b), arith.subi(const(a), x)) -> "
+                 "arith.addi(x, arith.subi(b, a))"),        # b - (a - x) = x + (b - a)
+        peephole("arith.subi(arith.subi(x, y), x) -> arith.subi(0, y)"),    # (x - y) - x = -y
+    )
+
 
 @arith.op
 class MulIOp(_Overflow):
@@ -226,6 +281,11 @@ class MulIOp(_Overflow):
         if af.is_int_splat(c, 1):
             return [x]                                      # x * 1 -> x
         return None
+
+    canonicalization_patterns = (
+        peephole("arith.muli(arith.muli(x, const(a)), const(b)) -> "
+                 "arith.muli(x, arith.muli(a, b))"),        # (x * a) * b = x * (a * b)
+    )
 
 
 @arith.op
@@ -317,6 +377,44 @@ class RemUIOp(_Division):
     _is_rem = True
 
 
+class BitwiseOfExt(RewritePattern):
+    """`op(ext(x), ext(y)) -> ext(op(x, y))` for and/or/xor and two extensions of one kind
+    from one type: the bits an extension adds are zeros (extui) or copies of the sign bit
+    (extsi), and and/or/xor of those is the extension of the op's own sign bit."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        a = producer(op.lhs, "arith.extui", "arith.extsi")
+        b = producer(op.rhs, "arith.extui", "arith.extsi")
+        if a is None or b is None or a.name != b.name or a.in_.type is not b.in_.type:
+            return False
+        inner = rewriter.create(type(op), a.in_, b.in_).results[0]
+        rewriter.replace_op_with_new(op, type(a), inner, result_types=[op.results[0].type])
+        return True
+
+
+class XOrIOfCmp(RewritePattern):
+    """`cmp(p, a, b) ^ true -> cmp(not p, a, b)`: negating a comparison is the comparison
+    with the complementary predicate (for cmpf: `not olt` is `uge`, NaN included)."""
+
+    root = "arith.xori"     # the class is defined below, so the annotation cannot name it
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        cmp = producer(op.lhs, "arith.cmpi", "arith.cmpf")
+        if cmp is None:
+            return False
+        c = constant_value(op.rhs)
+        if c is None or not af.is_int_splat(c, -1):
+            return False
+        inverse = CMPI_INVERSE if cmp.name == "arith.cmpi" else CMPF_INVERSE
+        props = dict(cmp.properties)
+        props["predicate"] = IntegerAttr(inverse[props["predicate"].value], I64)
+        rewriter.replace_op_with_new(op, type(cmp), cmp.lhs, cmp.rhs, **props)
+        return True
+
+
 class _Bitwise(_IntBinary):
     __slots__ = ()
     traits = (Pure(), Commutative(), SameOperandsAndResultType(), Elementwise())
@@ -332,6 +430,7 @@ class AndIOp(_Bitwise):
 
     name = "arith.andi"
     _kernel = staticmethod(lambda a, b, w: a & b)
+    canonicalization_patterns = (BitwiseOfExt("arith.andi"),)
 
     def fold_identity(self, operands):
         if self.same_operands():
@@ -341,6 +440,14 @@ class AndIOp(_Bitwise):
             return [c]                                      # x & 0 -> 0
         if c is not None and af.is_int_splat(c, -1):
             return [x]                                      # x & ~0 -> x
+        lhs, rhs = self.lhs, self.rhs
+        if _is_not_of(rhs, lhs) or _is_not_of(lhs, rhs):
+            z = zero_of(self.results[0].type)               # x & ~x -> 0
+            return None if z is None else [z]
+        for inner, other in ((lhs, rhs), (rhs, lhs)):
+            prev = defining(inner, AndIOp)
+            if prev is not None and (prev.lhs is other or prev.rhs is other):
+                return [inner]                              # a & (a & b) -> a & b
         return None
 
 
@@ -354,6 +461,7 @@ class OrIOp(_Bitwise):
 
     name = "arith.ori"
     _kernel = staticmethod(lambda a, b, w: a | b)
+    canonicalization_patterns = (BitwiseOfExt("arith.ori"),)
 
     def fold_identity(self, operands):
         if self.same_operands():
@@ -363,6 +471,10 @@ class OrIOp(_Bitwise):
             return [x]                                      # x | 0 -> x
         if c is not None and af.is_int_splat(c, -1):
             return [c]                                      # x | ~0 -> ~0
+        lhs, rhs = self.lhs, self.rhs
+        for n, x in ((rhs, lhs), (lhs, rhs)):
+            if _is_not_of(n, x):
+                return [n.owner.rhs]                        # x | ~x -> ~0
         return None
 
 
@@ -376,6 +488,7 @@ class XOrIOp(_Bitwise):
 
     name = "arith.xori"
     _kernel = staticmethod(lambda a, b, w: a ^ b)
+    canonicalization_patterns = (BitwiseOfExt("arith.xori"), XOrIOfCmp)
 
     def fold_identity(self, operands):
         if self.same_operands():
@@ -384,11 +497,25 @@ class XOrIOp(_Bitwise):
         x, c = self.const_operand(operands)
         if c is not None and af.is_int_splat(c, 0):
             return [x]                                      # x ^ 0 -> x
-        lhs, rhs = self._operands[0].value, self._operands[1].value
-        inner = defining(lhs, XOrIOp)
-        if inner is not None and inner._operands[1].value is rhs:
-            return [inner._operands[0].value]               # (x ^ a) ^ a -> x
+        lhs, rhs = self.lhs, self.rhs
+        for v, a in ((lhs, rhs), (rhs, lhs)):
+            inner = defining(v, XOrIOp)
+            if inner is not None:
+                if inner.rhs is a:
+                    return [inner.lhs]                      # (x ^ a) ^ a -> x
+                if inner.lhs is a:
+                    return [inner.rhs]                      # (a ^ x) ^ a -> x
         return None
+
+
+def _is_not_of(v: Value, x: Value) -> bool:
+    """Is `v` the bitwise complement `x ^ ~0` (the constant on the right, as folding puts
+    it)?"""
+    xor = defining(v, XOrIOp)
+    if xor is None or xor.lhs is not x:
+        return False
+    c = constant_value(xor.rhs)
+    return c is not None and af.is_int_splat(c, -1)
 
 
 class _Shift(_IntBinary):

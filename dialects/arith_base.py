@@ -56,8 +56,18 @@ class FlagKind:
                 text = sep.join(f for i, f in enumerate(flags) if mask >> i & 1)
             self.by_mask[mask] = OpaqueAttr(f"arith.{mnemonic}<{text}>")
         self.by_body = {a.body: a for a in self.by_mask.values()}
+        self.mask_of = {a: m for m, a in self.by_mask.items()}
         self.valid = frozenset(self.by_mask.values())
         self.none = self.by_mask[0]
+
+    def has(self, attr, *names: str) -> bool:
+        """Does the flag set `attr` include every flag in `names`?"""
+        mask = self.mask_of.get(attr, 0)
+        return all(mask >> self.flags.index(n) & 1 for n in names)
+
+    def intersect(self, a, b) -> OpaqueAttr:
+        """The flags both `a` and `b` have: what stays true when two ops become one."""
+        return self.by_mask[self.mask_of.get(a, 0) & self.mask_of.get(b, 0)]
 
     def from_names(self, names) -> OpaqueAttr | None:
         """The attribute for flag names (`fast`, `none` included); None if one is unknown."""
@@ -118,6 +128,12 @@ RoundingModeAttr = attr_constraint(IntegerAttr, "allowed 32-bit signless integer
 CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 CMPF_PREDICATES = ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt",
                    "uge", "ult", "ule", "une", "uno", "true")
+
+#: cmpi predicate of `not (a p b)`, and of `b p a` (operands swapped), by predicate index
+CMPI_INVERSE = (1, 0, 5, 4, 3, 2, 9, 8, 7, 6)
+CMPI_SWAPPED = (0, 1, 4, 5, 2, 3, 8, 9, 6, 7)
+#: cmpf: `not (a p b)` flips ordered <-> unordered and the relation (olt -> uge, ord -> uno)
+CMPF_INVERSE = (15, 13, 12, 11, 10, 9, 8, 14, 6, 5, 4, 3, 2, 1, 7, 0)
 
 
 def _predicate_constraint(n: int) -> Constraint:
@@ -324,3 +340,10 @@ def defining(v, cls):
     """The op of class `cls` that defines `v`, or None."""
     owner = getattr(v, "owner", None)
     return owner if type(owner) is cls else None
+
+
+def producer(v, *names: str):
+    """The op that defines `v` if its name is one of `names`, else None (also for block
+    arguments, whose `owner_op` would be the op around the block)."""
+    owner = getattr(v, "owner", None)
+    return owner if isinstance(owner, Operation) and owner.name in names else None

@@ -10,16 +10,18 @@ from __future__ import annotations
 import numpy as np
 
 from irkit.attributes import numpy_dtype
+from irkit.ir import Operation
 from irkit.opdef import (
     Constraint, Elementwise, Operand, Prop, Pure, Result, SameOperandsAndResultShape,
-    SignlessIntegerLike, FloatLike, _scalar_or_container,
+    SignlessIntegerLike, FloatLike, _scalar_or_container, lookup_op,
 )
+from irkit.rewrite import PatternRewriter, RewritePattern
 from irkit.types import BF16, FloatType, IndexType, IntegerType
 from irkit.dialects import arith_fold as af
 from irkit.dialects.arith_base import (
     FASTMATH, OVERFLOW, OVERFLOW_NONE, ArithOp, FastMathAttr, IntOrFloatLike, OverflowAttr,
     RoundingModeAttr, SignlessFixedIntLike, arith, defining, elem, flags_text, int_info, make,
-    parse_flags, print_attrs, signed, unsigned, wrap,
+    parse_flags, print_attrs, producer, signed, unsigned, wrap,
 )
 
 _U64 = np.uint64
@@ -61,6 +63,39 @@ class _Cast(ArithOp):
         return int_info(self._operands[0].value.type), int_info(self.results[0].type)
 
 
+class CastChain(RewritePattern):
+    """`outer(inner(x)) -> result(x)`, the new cast having the outer cast's result type and
+    no flags; `when(op, inner, x)` adds a condition. The rules are listed on the outer cast,
+    each with the reason it holds.
+    """
+
+    def __init__(self, outer: str, inner: str, result: str, when=None) -> None:
+        self.root = outer
+        self.inner = inner
+        self.result = result
+        self.when = when
+
+    @property
+    def label(self) -> str:
+        return f"{self.root}({self.inner}(x)) -> {self.result}(x)"
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        inner = producer(op.in_, self.inner)
+        if inner is None:
+            return False
+        x = inner.in_
+        if self.when is not None and not self.when(op, inner, x):
+            return False
+        rewriter.replace_op_with_new(op, lookup_op(self.result), x,
+                                     result_types=[op.results[0].type])
+        return True
+
+
+def _width(v) -> int:
+    """Bit width of an integer-like value's elements (index is 64 bits)."""
+    return int_info(v.type).width
+
+
 def _wider(src, dst) -> bool:
     return dst.width > src.width
 
@@ -86,10 +121,20 @@ class ExtSIOp(_IntResize):
     """
 
     name = "arith.extsi"
+    canonicalization_patterns = (
+        CastChain("arith.extsi", "arith.extui", "arith.extui"),   # zext leaves a 0 sign bit
+    )
 
     def evaluate(self, x):
         si, di = self._infos()
         return wrap(signed(x, si), di)
+
+    def fold_identity(self, operands):
+        inner = defining(self.in_, ExtSIOp)
+        if inner is None:
+            return None
+        self.set_operand(0, inner.in_)                      # extsi(extsi(x)) -> extsi(x)
+        return list(self.results)
 
 
 @arith.op
@@ -105,6 +150,34 @@ class ExtUIOp(_IntResize):
     def evaluate(self, x):
         si, di = self._infos()
         return wrap(unsigned(x, si), di)
+
+    def fold_identity(self, operands):
+        inner = defining(self.in_, ExtUIOp)
+        if inner is None:
+            return None
+        self.set_operand(0, inner.in_)                      # extui(extui(x)) -> extui(x)
+        return list(self.results)
+
+
+class TruncIOfShrSI(RewritePattern):
+    """`trunci(shrsi(x, c)) -> trunci(shrui(x, c))` when c is exactly the number of bits the
+    truncation drops: the kept bits are then x's top bits either way. The truncation's
+    flags are dropped (nsw no longer holds: shrui brings in zeros, not sign bits)."""
+
+    root = "arith.trunci"   # TruncIOp is defined below
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        from irkit.rewrite import constant_value
+        shr = producer(op.in_, "arith.shrsi")
+        if shr is None:
+            return False
+        c = constant_value(shr.rhs)
+        if c is None or not af.is_int_splat(c, _width(shr.lhs) - _width(op.out)):
+            return False
+        from irkit.dialects.arith import ShRUIOp
+        shifted = rewriter.create(ShRUIOp, shr.lhs, shr.rhs).results[0]
+        rewriter.replace_op_with_new(op, TruncIOp, shifted, result_types=[op.results[0].type])
+        return True
 
 
 @arith.op
@@ -129,11 +202,36 @@ class TruncIOp(_IntResize):
         return wrap(signed(x, si), di)
 
     def fold_identity(self, operands):
-        x = self._operands[0].value
+        x = self.in_
+        rt = self.results[0].type
         ext = defining(x, ExtSIOp) or defining(x, ExtUIOp)
-        if ext is not None and ext._operands[0].value.type is self.results[0].type:
-            return [ext._operands[0].value]                 # trunci(ext(a)) -> a
+        if ext is not None:
+            src = ext.in_
+            if src.type is rt:
+                return [src]                                # trunci(ext(a)) -> a
+            if _width(src) > _width(self.out):
+                # The low bits come from `a` either way. The flags stay right: a bit above
+                # the result width is the same in `a` and in ext(a), or the input was poison.
+                self.set_operand(0, src)                    # trunci(ext(a)) -> trunci(a)
+                return list(self.results)
+        inner = defining(x, TruncIOp)
+        if inner is not None:
+            # trunci(trunci(a)) -> trunci(a); nsw/nuw stay only where both truncations had
+            # them (the inner one alone may have dropped set bits).
+            self.set_operand(0, inner.in_)
+            self.properties["overflowFlags"] = OVERFLOW.intersect(
+                self.properties["overflowFlags"], inner.properties["overflowFlags"])
+            return list(self.results)
         return None
+
+    canonicalization_patterns = (
+        # The extension only adds bits the truncation removes again.
+        CastChain("arith.trunci", "arith.extsi", "arith.extsi",
+                  lambda op, ext, x: _width(x) < _width(op.out)),
+        CastChain("arith.trunci", "arith.extui", "arith.extui",
+                  lambda op, ext, x: _width(x) < _width(op.out)),
+        TruncIOfShrSI,
+    )
 
 
 class _FloatResize(_Cast):
@@ -158,6 +256,13 @@ class ExtFOp(_FloatResize):
     name = "arith.extf"
     _compatible = staticmethod(_wider)
     _why = "result type '{dst}' must be wider than operand type '{src}'"
+
+    def fold_identity(self, operands):
+        trunc = defining(self.in_, TruncFOp)
+        if trunc is not None and trunc.in_.type is self.results[0].type and \
+                _contract(trunc) and _contract(self):
+            return [trunc.in_]                              # extf(truncf(a)) -> a (contract)
+        return None
 
     def evaluate(self, x):
         return np.asarray(x).astype(numpy_dtype(elem(self.results[0].type)))[()]
@@ -188,10 +293,52 @@ class TruncFOp(_FloatResize):
         return r[()]
 
     def fold_identity(self, operands):
-        ext = defining(self._operands[0].value, ExtFOp)
-        if ext is not None and ext._operands[0].value.type is self.results[0].type:
-            return [ext._operands[0].value]                 # truncf(extf(a)) -> a (exact)
+        ext = defining(self.in_, ExtFOp)
+        if ext is None or not _representable(elem(ext.in_.type), elem(ext.out.type)):
+            return None
+        src = ext.in_
+        if src.type is self.results[0].type:
+            return [src]                                    # truncf(extf(a)) -> a (exact)
+        if elem(src.type).width > elem(self.out.type).width:
+            self.set_operand(0, src)                        # truncf(extf(a)) -> truncf(a)
+            return list(self.results)
         return None
+
+    canonicalization_patterns = (
+        # An integer that converts exactly to the intermediate type is rounded once either way;
+        # MLIR also rewrites inexact ones (i64 -> f64 -> f32), where double rounding can differ.
+        CastChain("arith.truncf", "arith.sitofp", "arith.sitofp",
+                  lambda op, conv, x: _itofp_exact(x, conv, True) and
+                  "roundingmode" not in op.properties),
+        CastChain("arith.truncf", "arith.uitofp", "arith.uitofp",
+                  lambda op, conv, x: _itofp_exact(x, conv, False) and
+                  "roundingmode" not in op.properties),
+    )
+
+
+#: (significand bits, largest exponent, smallest normal exponent) of the IEEE-like formats
+_FORMATS = {"f16": (11, 15, -14), "bf16": (8, 127, -126), "tf32": (11, 127, -126),
+            "f32": (24, 127, -126), "f64": (53, 1023, -1022), "f80": (64, 16383, -16382),
+            "f128": (113, 16383, -16382)}
+
+
+def _representable(src, dst) -> bool:
+    """Is every `src` value exactly a `dst` value (APFloat's isRepresentableBy)? Only the
+    formats above are known; the small f8/f6/f4 formats conservatively are not."""
+    s, d = _FORMATS.get(src.name), _FORMATS.get(dst.name)
+    return s is not None and d is not None and d[0] >= s[0] and d[1] >= s[1] and d[2] <= s[2]
+
+
+def _itofp_exact(x, conv, is_signed: bool) -> bool:
+    """Does the int -> float conversion `conv` of `x` never round (value bits fit)?"""
+    fmt = _FORMATS.get(elem(conv.out.type).name)
+    bits = _width(x) - (1 if is_signed else 0)
+    return fmt is not None and bits <= fmt[0]
+
+
+def _contract(op) -> bool:
+    a = op.properties.get("fastmath")
+    return a is not None and FASTMATH.has(a, "contract")
 
 
 def _directed(x, r, mode: int):
@@ -234,6 +381,10 @@ class SIToFPOp(_IntToFloat):
     """
 
     name = "arith.sitofp"
+    canonicalization_patterns = (
+        CastChain("arith.sitofp", "arith.extsi", "arith.sitofp"),  # sext keeps the value
+        CastChain("arith.sitofp", "arith.extui", "arith.uitofp"),  # zext: the unsigned value
+    )
 
 
 @arith.op
@@ -246,6 +397,9 @@ class UIToFPOp(_IntToFloat):
 
     name = "arith.uitofp"
     _signed = False
+    canonicalization_patterns = (
+        CastChain("arith.uitofp", "arith.extui", "arith.uitofp"),  # zext keeps the value
+    )
 
 
 class _FloatToInt(_Cast):
@@ -315,11 +469,13 @@ class _IndexCast(_Cast):
     _why = "exactly one of the element types must be 'index'"
 
     def fold_identity(self, operands):
-        inner = defining(self._operands[0].value, type(self))
+        inner = defining(self.in_, type(self))
         if inner is not None:
-            src = inner._operands[0].value
-            if src.type is self.results[0].type and not isinstance(elem(src.type), IndexType):
-                return [src]                                # iN -> index -> iN is the identity
+            src = inner.in_
+            # A -> B -> A is the identity when B holds every A value: i32 -> index -> i32
+            # and index -> i64 -> index, not index -> i32 -> index (MLIR 22 folds that too).
+            if src.type is self.results[0].type and _width(inner.out) >= _width(src):
+                return [src]
         return None
 
 
@@ -332,6 +488,9 @@ class IndexCastOp(_IndexCast):
     """
 
     name = "arith.index_cast"
+    canonicalization_patterns = (
+        CastChain("arith.index_cast", "arith.extsi", "arith.index_cast"),  # sext of sext
+    )
 
     def evaluate(self, x):
         si, di = self._infos()
@@ -347,6 +506,9 @@ class IndexCastUIOp(_IndexCast):
     """
 
     name = "arith.index_castui"
+    canonicalization_patterns = (
+        CastChain("arith.index_castui", "arith.extui", "arith.index_castui"),  # zext of zext
+    )
 
     def evaluate(self, x):
         si, di = self._infos()
@@ -386,10 +548,17 @@ class BitcastOp(_Cast):
         return a.view(numpy_dtype(de))[()]
 
     def fold_identity(self, operands):
-        inner = defining(self._operands[0].value, BitcastOp)
-        if inner is not None and inner._operands[0].value.type is self.results[0].type:
-            return [inner._operands[0].value]               # bitcast(bitcast(a)) -> a
+        x = self.in_
+        if x.type is self.results[0].type:
+            return [x]                                      # bitcast(a : T to T) -> a
+        inner = defining(x, BitcastOp)
+        if inner is not None and inner.in_.type is self.results[0].type:
+            return [inner.in_]                              # bitcast(bitcast(a)) -> a
         return None
+
+    canonicalization_patterns = (
+        CastChain("arith.bitcast", "arith.bitcast", "arith.bitcast"),  # the bits never change
+    )
 
 
 _ = (Constraint, _scalar_or_container, FloatType)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from irkit.opdef import (
@@ -9,13 +11,15 @@ from irkit.opdef import (
     SameOperandsAndResultType, SameOperandsType, SignlessIntegerLike,
 )
 from irkit.attributes import IntegerAttr
+from irkit.ir import Operation
 from irkit.peephole import peephole
-from irkit.types import I1, I64, ShapedType
+from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
+from irkit.types import I1, I64, IntegerType, ShapedType
 from irkit.dialects import arith_fold as af
 from irkit.dialects.arith_base import (
-    CMPF_PREDICATES, CMPI_PREDICATES, FASTMATH, FASTMATH_NONE, ArithOp, FastMathAttr, _Binary,
-    _predicate_constraint, _Unary, arith, defining, flags_text, i1_like, int_info, make,
-    parse_flags, signed, unsigned,
+    CMPF_PREDICATES, CMPI_PREDICATES, CMPI_SWAPPED, FASTMATH, FASTMATH_NONE, ArithOp,
+    FastMathAttr, _Binary, _predicate_constraint, _Unary, arith, defining, flags_text, i1_like,
+    int_info, make, parse_flags, producer, signed, unsigned,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -107,6 +111,17 @@ class MulFOp(_FloatBinary):
     traits = _COMMUTATIVE_F
     _kernel = staticmethod(lambda a, b: a * b)
     _units = ((1.0, False),)
+
+    def fold_identity(self, operands):
+        r = _FloatBinary.fold_identity(self, operands)
+        if r is not None:
+            return r
+        c = operands[1]
+        # x * 0 is NaN for inf/NaN x and -0 for negative x: only under nnan and nsz is it 0.
+        if c is not None and FASTMATH.has(self.properties["fastmath"], "nnan", "nsz") and \
+                (af.is_float_splat(c, 0.0) or af.is_float_splat(c, 0.0, True)):
+            return [self.rhs]                               # x * 0 -> 0 (fastmath nnan nsz)
+        return None
     canonicalization_patterns = (
         peephole("arith.mulf(arith.negf(x), arith.negf(y)) -> arith.mulf(x, y)"),  # -x*-y = xy
     )
@@ -182,7 +197,7 @@ class MaxNumFOp(_FloatBinary):
     traits = _COMMUTATIVE_F
     _kernel = staticmethod(af.maxnumf)
     _idempotent = True
-    _units = ((-np.inf, False), (np.nan, False))
+    _units = ((np.nan, False),)     # not -inf: maxnumf(NaN, -inf) is -inf, not NaN
 
 
 @arith.op
@@ -197,7 +212,7 @@ class MinNumFOp(_FloatBinary):
     traits = _COMMUTATIVE_F
     _kernel = staticmethod(af.minnumf)
     _idempotent = True
-    _units = ((np.inf, False), (np.nan, False))
+    _units = ((np.nan, False),)     # not +inf: minnumf(NaN, +inf) is +inf, not NaN
 
 
 @arith.op
@@ -275,6 +290,30 @@ class _Compare(ArithOp):
         p.write(f" : {ops[0].value.type}")
 
 
+class CmpIOfExt(RewritePattern):
+    """`cmpi(p, ext(a), ext(b)) -> cmpi(p', a, b)` for two extensions of one kind from one type.
+
+    Sign extension keeps both the signed and the unsigned order of iN values, so every
+    predicate survives it; zero extension keeps equality and the unsigned order, and turns
+    the signed order of the wide values into the unsigned order of the narrow ones (slt ->
+    ult). MLIR rewrites eq/ne only.
+    """
+
+    root = "arith.cmpi"     # CmpIOp is defined below
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        a = producer(op.lhs, "arith.extui", "arith.extsi")
+        b = producer(op.rhs, "arith.extui", "arith.extsi")
+        if a is None or b is None or a.name != b.name or a.in_.type is not b.in_.type:
+            return False
+        pred = op.properties["predicate"].value
+        if a.name == "arith.extui" and 2 <= pred <= 5:
+            pred += 4                                       # slt/sle/sgt/sge -> ult/ule/ugt/uge
+        rewriter.replace_op_with_new(op, CmpIOp, a.in_, b.in_,
+                                     predicate=IntegerAttr(pred, I64))
+        return True
+
+
 # (signed view?, numpy comparison) per predicate, in MLIR's enum order.
 _CMPI = ((True, np.equal), (True, np.not_equal), (True, np.less), (True, np.less_equal),
          (True, np.greater), (True, np.greater_equal), (False, np.less),
@@ -295,6 +334,7 @@ class CmpIOp(_Compare):
     lhs = Operand(SignlessIntegerLike)
     rhs = Operand(SignlessIntegerLike)
     _predicates = CMPI_PREDICATES
+    canonicalization_patterns = (CmpIOfExt,)
 
     def evaluate(self, a, b):
         is_signed, fn = _CMPI[self.properties["predicate"].value]
@@ -306,14 +346,24 @@ class CmpIOp(_Compare):
     def fold_identity(self, operands):
         pred = self.properties["predicate"].value
         rt = self.results[0].type
-        if self._operands[0].value is self._operands[1].value:
+        x, y = self.lhs, self.rhs
+        if x is y:
             a = af.bool_attr_like(_CMPI_REFLEXIVE[pred], rt)   # x <= x -> true, x < x -> false
             return None if a is None else [a]
-        x = self._operands[0].value
         c = operands[1]
+        if c is not None and pred == 1 and af.is_int_splat(c, 0):
+            ext = producer(x, "arith.extui", "arith.extsi")
+            if ext is not None and ext.in_.type is rt:
+                return [ext.in_]                            # ext(b : i1) != 0 -> b
         if c is not None and x.type is rt and af.elem(rt) is I1:
             if (pred == 0 and af.is_int_splat(c, 1)) or (pred == 1 and af.is_int_splat(c, 0)):
                 return [x]                                  # (x == true) -> x, (x != false) -> x
+        if operands[0] is not None and c is None:
+            # Constant to the right, as for commutative ops: c < x -> x > c (in place).
+            self.set_operand(0, y)
+            self.set_operand(1, x)
+            self.properties["predicate"] = IntegerAttr(CMPI_SWAPPED[pred], I64)
+            return list(self.results)
         return None
 
 
@@ -341,6 +391,93 @@ _CMPF = (
 )
 
 
+#: significand bits (with the implicit one) and largest exponent of the float formats whose
+#: integer conversions `CmpFOfIntToFP` reasons about (LLVM's getFPMantissaWidth)
+_FLOAT_FORMAT = {"f16": (11, 15), "bf16": (8, 127), "f32": (24, 127), "f64": (53, 1023),
+                 "tf32": (11, 127)}
+#: cmpf predicate (oeq..one, ueq..une) -> the cmpi predicate on the signed view; +4 unsigned
+_CMPF_TO_CMPI = {1: 0, 2: 4, 3: 5, 4: 2, 5: 3, 6: 1, 8: 0, 9: 4, 10: 5, 11: 2, 12: 3, 13: 1}
+
+
+class CmpFOfIntToFP(RewritePattern):
+    """`cmpf(p, sitofp(x), c) -> cmpi(p', x, c')` (and for uitofp) when the conversion cannot
+    change the comparison's outcome (MLIR's CmpFIntToFPConst, from LLVM's InstCombine).
+
+    Algorithm:
+      1. `c` must be a non-NaN constant and the converted value can never be NaN, so ordered
+         and unordered predicates agree; `ord` is true and `uno` false.
+      2. If x's type is wider than the float's significand, large x round. Rounding is
+         monotone, so only a `c` among the values that round (exponent in
+         [significand, value bits]) can change the outcome: give up for those, and for an
+         infinite `c` when large x could round to infinity.
+      3. `c` beyond x's range decides the comparison: a constant.
+      4. Otherwise compare x with trunc(c); a fractional `c` turns `==` false, `!=` true and
+         moves the bound of `<`, `<=`, `>`, `>=` by one step (x < 4.5 is x <= 4).
+    """
+
+    root = "arith.cmpf"     # CmpFOp is defined below
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        attr = constant_value(op.rhs)
+        rhs = af.splat_of(attr) if attr is not None else None
+        conv = producer(op.lhs, "arith.sitofp", "arith.uitofp")
+        fmt = _FLOAT_FORMAT.get(getattr(af.elem(op.rhs.type), "name", ""))
+        if rhs is None or rhs != rhs or fmt is None or conv is None:
+            return False
+        rhs = float(rhs)
+        x = conv.in_
+        info = af.int_info(x.type)
+        unsigned = conv.name == "arith.uitofp"
+        width = info.width
+        value_bits = width if unsigned else width - 1
+        mantissa, max_exp = fmt
+        pred = op.properties["predicate"].value
+        if width > mantissa:
+            if math.isinf(rhs):
+                if max_exp < value_bits:
+                    return False                            # x could round to infinity
+            elif rhs != 0.0 and mantissa <= math.frexp(rhs)[1] - 1 <= value_bits:
+                return False                                # x could round across c
+        if pred in (7, 14):                                 # ord, uno
+            return _replace_with_bool(rewriter, op, pred == 7)
+        ipred = _CMPF_TO_CMPI.get(pred)
+        if ipred is None:
+            return False                                    # false/true fold instead
+        if unsigned and ipred >= 2:
+            ipred += 4
+        if unsigned:
+            lo, hi = 0, (1 << width) - 1
+        else:
+            lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+        if rhs > hi:                                        # x < c for every x
+            return _replace_with_bool(rewriter, op, ipred in (1, 2, 3, 6, 7))
+        if rhs < lo:                                        # x > c for every x
+            return _replace_with_bool(rewriter, op, ipred in (1, 4, 5, 8, 9))
+        k = math.trunc(rhs)
+        if k != rhs:
+            # c is fractional; k is c rounded toward zero.
+            if ipred in (0, 1):
+                return _replace_with_bool(rewriter, op, ipred == 1)   # x == 4.5 is false
+            neg = rhs < 0
+            ipred = {3: 2 if neg else 3, 2: 2 if neg else 3,          # sle/slt
+                     5: 5 if neg else 4, 4: 5 if neg else 4,          # sge/sgt
+                     7: 7, 6: 7, 9: 8, 8: 8}[ipred]                   # ule/ult, uge/ugt
+        if info.is_bool:
+            k_attr = af.bool_attr_like(k != 0, x.type)
+        else:   # stored as the signed value of its bits (uitofp: 200 in i8 is -56)
+            k_attr = af.value_to_attr(k - (1 << width) if k >= 1 << (width - 1) else k,
+                                      x.type)
+        kv = rewriter.insert(_materialize(k_attr, x.type)).results[0]
+        rewriter.replace_op_with_new(op, CmpIOp, x, kv, predicate=IntegerAttr(ipred, I64))
+        return True
+
+
+def _replace_with_bool(rewriter: PatternRewriter, op: Operation, value: bool) -> bool:
+    rt = op.results[0].type
+    rewriter.replace_op(op, rewriter.insert(_bool_constant(value, rt)).results)
+    return True
+
+
 @arith.op
 class CmpFOp(_Compare):
     """Float comparison: `o` predicates are false and `u` predicates true if a NaN is seen.
@@ -359,6 +496,7 @@ class CmpFOp(_Compare):
     _flag_kind = FASTMATH
     _flag_default = FASTMATH_NONE
     _predicates = CMPF_PREDICATES
+    canonicalization_patterns = (CmpFOfIntToFP,)
 
     def evaluate(self, a, b):
         return _CMPF[self.properties["predicate"].value](a, b)
@@ -383,6 +521,58 @@ class CmpFOp(_Compare):
 # ---------------------------------------------------------------------------------------------
 # Select
 # ---------------------------------------------------------------------------------------------
+
+
+class SelectOfBoolConstants(RewritePattern):
+    """`select(c, false, true) -> c ^ true` for i1 values, and for wider integers
+    `select(c, 1, 0) -> extui(c)`, `select(c, 0, 1) -> extui(c ^ true)`: a choice between 0
+    and 1 is the condition's bit itself.
+
+    The condition must have the result's shape (a scalar i1 choosing between two vectors
+    cannot become an elementwise op); MLIR does the wider forms for scalars only.
+    """
+
+    root = "arith.select"   # SelectOp is defined below
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        rt = op.results[0].type
+        cond = op.condition
+        et = af.elem(rt)
+        if not isinstance(et, IntegerType) or cond.type is not i1_like(rt):
+            return False
+        a, b = constant_value(op.true_value), constant_value(op.false_value)
+        if a is None or b is None:
+            return False
+        if af.is_int_splat(a, 0) and af.is_int_splat(b, 1):
+            true = rewriter.insert(_bool_constant(True, cond.type))
+            cond = rewriter.create(_xori(), cond, true.results[0]).results[0]
+        elif not (af.is_int_splat(a, 1) and af.is_int_splat(b, 0)) or et is I1:
+            return False                                    # select(c, true, false) folds
+        if et is I1:
+            rewriter.replace_op(op, [cond])
+        else:
+            rewriter.replace_op_with_new(op, _extui(), cond, result_types=[rt])
+        return True
+
+
+def _materialize(attr, t):
+    """An `arith.constant` of `attr` (ConstantOp is defined in `arith`, which imports us)."""
+    from irkit.dialects.arith import ConstantOp
+    return ConstantOp.materialize(attr, t)
+
+
+def _bool_constant(value: bool, t):
+    return _materialize(af.bool_attr_like(value, t), t)
+
+
+def _xori():
+    from irkit.dialects.arith import XOrIOp
+    return XOrIOp
+
+
+def _extui():
+    from irkit.dialects.arith_cast import ExtUIOp
+    return ExtUIOp
 
 
 @arith.op
@@ -460,4 +650,20 @@ class SelectOp(ArithOp):
         if (ops[0].value.type is rt and operands[1] is not None and operands[2] is not None
                 and af.is_int_splat(operands[1], 1) and af.is_int_splat(operands[2], 0)):
             return [ops[0].value]                           # select(c, true, false) -> c
+        cmp = defining(self.condition, CmpIOp)
+        if cmp is not None and cmp.properties["predicate"].value in (0, 1):
+            a, b = self.true_value, self.false_value
+            if (cmp.lhs is a and cmp.rhs is b) or (cmp.lhs is b and cmp.rhs is a):
+                # Where a == b both choices are equal, so take the one chosen elsewhere.
+                return [b if cmp.properties["predicate"].value == 0 else a]
         return None
+
+    canonicalization_patterns = (
+        peephole("arith.select(c, arith.select(c, a, b), d) -> arith.select(c, a, d)"),
+        # c ? (c ? a : b) : d = c ? a : d
+        peephole("arith.select(c, a, arith.select(c, b, d)) -> arith.select(c, a, d)"),
+        # c ? a : (c ? b : d) = c ? a : d
+        peephole("arith.select(arith.xori(c, true), a, b) -> arith.select(c, b, a)"),
+        # !c ? a : b = c ? b : a
+        SelectOfBoolConstants,
+    )

@@ -338,6 +338,17 @@ def bool_attr_like(value: bool, t: Type):
     return IntegerAttr(1 if value else 0, I1)
 
 
+_NUMPY_FLOATS = frozenset(("f16", "bf16", "f32", "f64"))
+
+
+def _foldable_type(t: Type) -> bool:
+    """Can the kernels compute in `t`'s element type? Floats other than f16/bf16/f32/f64
+    (f8 formats, tf32, f80, f128) have no numpy dtype, and computing them in float32 would
+    round wrongly."""
+    e = elem(t)
+    return not isinstance(e, FloatType) or e.name in _NUMPY_FLOATS
+
+
 def constant_fold(op, operands):
     """Evaluate `op` on constant operands and wrap the result as an attribute.
 
@@ -346,8 +357,11 @@ def constant_fold(op, operands):
     by zero, signed overflow in division, out-of-range float-to-int conversion), and so do we.
     """
     values = []
+    for r in op.results:
+        if not _foldable_type(r.type):
+            return None
     for a in operands:
-        if a is None:
+        if a is None or not _foldable_type(a.type):
             return None
         v = attr_to_value(a)
         if v is None:

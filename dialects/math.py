@@ -17,11 +17,11 @@ from irkit.opdef import (
     BoolLike, Dialect, Elementwise, FloatLike, Operand, Pure, Result, SameOperandsAndResultType,
     SignlessIntegerLike,
 )
-from irkit.types import F64
+from irkit.types import F64, I1
 from irkit.dialects import arith_fold as af
 from irkit.dialects.arith_base import (
-    ArithOp, _Binary, _Unary, elem, i1_like, int_binary, int_info, make, parse_flags, signed,
-    unsigned, wrap,
+    ArithOp, _Binary, _Unary, elem, i1_like, int_binary, int_info, make, parse_flags, producer,
+    signed, unsigned, wrap,
 )
 from irkit.dialects.arith import materialize_constant
 from irkit.dialects.arith_float import _FastMath
@@ -42,7 +42,7 @@ class _FloatUnary(_Unary, _FastMath):
     traits = _FLOAT_TRAITS
 
     def evaluate(self, x):
-        return af.fix_float(self._kernel(x), self.results[0].type)
+        return _rounded_once(self._kernel, self.results[0].type, x)
 
 
 class _FloatBinary(_Binary, _FastMath):
@@ -53,19 +53,65 @@ class _FloatBinary(_Binary, _FastMath):
     traits = _FLOAT_TRAITS
 
     def evaluate(self, a, b):
-        return af.fix_float(self._kernel(a, b), self.results[0].type)
+        return _rounded_once(self._kernel, self.results[0].type, a, b)
 
 
-def _unary(op_name: str, kernel, summary: str, operand: str = "0.5"):
+def _rounded_once(kernel, t, *xs):
+    """`kernel` on f16/bf16/f32 values computed in f64 and rounded once to the IR type.
+
+    numpy's float32 routines are off by an ulp or two (log10(100) = 2.00000024); the f64
+    result rounded to f32 is the correctly rounded value in all but vanishingly rare cases,
+    which makes the reference semantics (and thus folding) exact where it can be.
+    """
+    dtype = np.asarray(xs[0]).dtype
+    if dtype in (np.float16, np.float32):
+        wide = kernel(*(np.asarray(x, np.float64) for x in xs))
+        return af.fix_float(np.asarray(wide).astype(dtype)[()], t)
+    return af.fix_float(kernel(*xs), t)
+
+
+def _unary(op_name: str, kernel, summary: str, operand: str = "0.5", base=None):
     """Declare a float unary op: a class with its docstring example and kernel."""
     short = op_name.split(".")[1]
-    cls = type(f"{short.capitalize()}Op", (_FloatUnary,), {
+    cls = type(f"{short.capitalize()}Op", (base or _FloatUnary,), {
         "__doc__": f"{summary}\n\n        %x = arith.constant {operand} : f32\n"
                    f"        %r = {op_name} %x : f32\n    ",
         "__slots__": (), "name": op_name, "_kernel": staticmethod(kernel),
         "__module__": __name__,
     })
     return math.op(cls)
+
+
+_ROUNDING = ("math.ceil", "math.floor", "math.round", "math.roundeven", "math.trunc")
+
+
+class _Rounding(_FloatUnary):
+    """Rounding to an integral value: the result of any rounding op is already integral (or
+    inf, NaN, a signed zero), and every rounding op leaves those unchanged."""
+
+    __slots__ = ()
+
+    def fold_identity(self, operands):
+        if producer(self.operand, *_ROUNDING) is not None:
+            return [self.operand]                           # floor(trunc(x)) -> trunc(x)
+        return None
+
+
+class _AbsF(_FloatUnary):
+    """|x| only clears the sign bit, so a sign set or flipped before it does not matter."""
+
+    __slots__ = ()
+
+    def fold_identity(self, operands):
+        inner = producer(self.operand, "math.absf", "arith.negf")
+        if inner is None:
+            return None
+        if inner.name == "math.absf":
+            return [self.operand]                           # |(|x|)| -> |x|
+        if inner.name == "arith.negf":
+            self.set_operand(0, inner.operand)              # |-x| -> |x| (in place)
+            return list(self.results)
+        return None
 
 
 def _erf(fn):
@@ -112,12 +158,14 @@ AcoshOp = _unary("math.acosh", np.arccosh, "Inverse hyperbolic cosine.", "1.5")
 AtanhOp = _unary("math.atanh", np.arctanh, "Inverse hyperbolic tangent.")
 ErfOp = _unary("math.erf", _erf(_libm.erf), "Error function.")
 ErfcOp = _unary("math.erfc", _erf(_libm.erfc), "Complementary error function 1 - erf(x).")
-AbsFOp = _unary("math.absf", np.abs, "Absolute value (clears the sign bit).", "-0.5")
-CeilOp = _unary("math.ceil", np.ceil, "Round toward +infinity.")
-FloorOp = _unary("math.floor", np.floor, "Round toward -infinity.")
-RoundOp = _unary("math.round", _round_away, "Round to nearest, ties away from zero.")
-RoundEvenOp = _unary("math.roundeven", np.rint, "Round to nearest, ties to even.")
-TruncOp = _unary("math.trunc", np.trunc, "Round toward zero.")
+AbsFOp = _unary("math.absf", np.abs, "Absolute value (clears the sign bit).", "-0.5", _AbsF)
+CeilOp = _unary("math.ceil", np.ceil, "Round toward +infinity.", base=_Rounding)
+FloorOp = _unary("math.floor", np.floor, "Round toward -infinity.", base=_Rounding)
+RoundOp = _unary("math.round", _round_away, "Round to nearest, ties away from zero.",
+                 base=_Rounding)
+RoundEvenOp = _unary("math.roundeven", np.rint, "Round to nearest, ties to even.",
+                     base=_Rounding)
+TruncOp = _unary("math.trunc", np.trunc, "Round toward zero.", base=_Rounding)
 
 
 @math.op
@@ -143,6 +191,17 @@ class PowFOp(_FloatBinary):
     name = "math.powf"
     _kernel = staticmethod(np.power)
 
+    def fold_identity(self, operands):
+        c = operands[1]
+        if c is None:
+            return None
+        if af.is_float_splat(c, 1.0):
+            return [self.lhs]                               # x ** 1 -> x (NaN, -0 included)
+        if af.is_float_splat(c, 0.0) or af.is_float_splat(c, 0.0, True):
+            one = af.value_to_attr(1.0, self.results[0].type)
+            return None if one is None else [one]           # x ** 0 -> 1 (C pow: NaN too)
+        return None
+
 
 @math.op
 class CopySignOp(_FloatBinary):
@@ -154,6 +213,9 @@ class CopySignOp(_FloatBinary):
 
     name = "math.copysign"
     _kernel = staticmethod(np.copysign)
+
+    def fold_identity(self, operands):
+        return [self.lhs] if self.lhs is self.rhs else None    # copysign(x, x) -> x
 
 
 @math.op
@@ -229,6 +291,9 @@ class FPowIOp(_FastMath):
         e = signed(n, int_info(self._operands[1].value.type)).astype(a.dtype)
         return af.fix_float(np.power(a, e)[()], self.results[0].type)
 
+    def fold_identity(self, operands):
+        return _power_identity(self, operands, 1.0)
+
     @classmethod
     def parse(cls, p, num_results):
         a = p.parse_operand_ref()
@@ -270,7 +335,7 @@ class SinCosOp(_FastMath):
 
     def evaluate(self, x):
         t = self.results[0].type
-        return af.fix_float(np.sin(x), t), af.fix_float(np.cos(x), t)
+        return _rounded_once(np.sin, t, x), _rounded_once(np.cos, t, x)
 
     @classmethod
     def parse(cls, p, num_results):
@@ -436,6 +501,22 @@ class IPowIOp(_Binary):
     def _poison(self, a, b):
         info = int_info(self.results[0].type)
         return bool(np.any((signed(a, info) == 0) & (signed(b, info) < 0)))  # 0 ** -n
+
+    def fold_identity(self, operands):
+        return _power_identity(self, operands, 1)
+
+
+def _power_identity(op, operands, one):
+    """x ** 1 -> x and x ** 0 -> 1 for an integer exponent (0 ** 0 and NaN ** 0 are 1)."""
+    c = operands[1]
+    if c is None:
+        return None
+    if af.is_int_splat(c, 1) and af.elem(c.type) is not I1:
+        return [op.lhs]
+    if af.is_int_splat(c, 0):
+        r = af.value_to_attr(one, op.results[0].type)
+        return None if r is None else [r]
+    return None
 
 
 _ = (ArithOp, F64, elem)

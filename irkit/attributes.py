@@ -247,9 +247,10 @@ class FloatAttr(Attribute):
         self.type = type
 
     def _key(self):
-        # NaNs compare unequal to themselves; compare their bits so attributes stay hashable.
+        # NaNs compare unequal to themselves, and -0.0 == 0.0 although they are different
+        # constants (x + -0.0 is x, x + 0.0 is not): compare those by their bits.
         v = self.value
-        return (float_to_bits(v, "f64") if v != v else v, self.type)
+        return (float_to_bits(v, "f64") if v != v or v == 0.0 else v, self.type)
 
     def format(self, elide_type=False):
         text = format_float(self.value, self.type)

@@ -15,8 +15,8 @@ Algorithm:
    compare with the reference. The first disagreement is returned as a `Mismatch`; when all
    agree the new results become the reference, so tolerances apply pass by pass instead of
    accumulating against the original program.
-3. The driver (irkit-opt) stops at the first mismatch and calls `write_reproducer` with the
-   IR from before the failing pass.
+3. `NumericCheckInstrumentation` wires 1-2 into a `PassManager`: it stops the pipeline at
+   the first mismatch and calls `write_reproducer` with the IR from before the failing pass.
 
 What counts as a change:
 
