@@ -477,6 +477,8 @@ class GreedyDriver(Listener):
             self.worklist = ops
             self.on_list = set(ops)
             changed = self._drain()
+            if self.max_rewrites is not None and self.num_rewrites >= self.max_rewrites:
+                return True                     # the caller's budget, not a divergence
             if self.region_simplify:
                 changed |= simplify_regions(root, self.rewriter)
             changed_any |= changed
@@ -493,7 +495,16 @@ class GreedyDriver(Listener):
         patterns = self.patterns
         folder = self.folder
         fold = self.fold
+        # A pattern that keeps changing one op (a -> b -> a) would keep it on the worklist
+        # forever; a converging sweep visits each op a bounded number of times.
+        budget = 16 * len(worklist) + 1024
         while worklist:
+            budget -= 1
+            if budget < 0:
+                raise RewriteNotConverged(
+                    f"pattern application did not converge: one sweep revisited ops more than "
+                    f"16 times each on average (last rewrite: {self.last_rewrite}); a pattern "
+                    f"may undo itself or another", worklist[-1].location)
             op = worklist.pop()
             on_list.discard(op)
             if op.parent is None:

@@ -102,7 +102,7 @@ def test_driver_cap_raises_with_the_looping_pattern_named():
     with pytest.raises(RewriteNotConverged) as e:
         apply_patterns_greedily(m, [Swap()], max_iterations=2)
     msg = str(e.value)
-    assert "did not converge after 2 iterations" in msg
+    assert "did not converge" in msg
     assert "Swap on 'arith.subf'" in msg
 
 
@@ -116,7 +116,12 @@ def test_max_rewrites_stops_early():
         return %3 : f32
       }""")
     apply_patterns_greedily(m, [DoubleNeg()], fold=False, max_rewrites=1, max_iterations=1)
-    assert _names(m).count("arith.negf") == 2
+    # One rewrite: %1 became %a, so %2 = negf %a; the driver stopped before erasing the now
+    # dead %0 or rewriting %3.
+    negs = [op for op in _func(m).regions[0].ops if op.name == "arith.negf"]
+    assert len(negs) == 3
+    assert not negs[0].results[0].uses
+    assert negs[1].operands[0] is _func(m).regions[0].blocks[0].args[0]
 
 
 # ----- folding ---------------------------------------------------------------------------------
