@@ -36,4 +36,4 @@ for _name, _cmd in _tools:
 # its test passes in test/lib.
 config.substitutions.append(
     ("%test_passes", os.path.join(os.path.dirname(config.test_source_root), "plugins",
-                                  "test_passes.py")))
+                                  "testing_passes.py")))

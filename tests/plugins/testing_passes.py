@@ -1,4 +1,4 @@
-"""Test-only passes, loaded with `irkit-opt --load-pass-plugin=tests/plugins/test_passes.py`.
+"""Test-only passes, loaded with `irkit-opt --load-pass-plugin=tests/plugins/testing_passes.py`.
 
 They exist to prove that the safety nets catch what they are meant to catch (as MLIR keeps
 its `test-*` passes out of the library, in `test/lib`):
