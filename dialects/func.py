@@ -237,11 +237,7 @@ class ReturnOp(Op):
         return cls.build(values, result_types=[])
 
     def print(self, p):
-        if self._operands:
-            p.write(" ")
-            p.operands(self.operands)
-            p.write(" : ")
-            p.types(self.operand_types)
+        p.operands_with_types(self.operands)
 
     def interpret(self, interp, values):
         from irkit.interpreter import Return

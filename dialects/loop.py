@@ -433,11 +433,7 @@ class YieldOp(Op):
 
     def print(self, p):
         p.attr_dict(self)
-        if self._operands:
-            p.write(" ")
-            p.operands(self.operands)
-            p.write(" : ")
-            p.types(self.operand_types)
+        p.operands_with_types(self.operands)
 
     def interpret(self, interp, values):
         from irkit.interpreter import Return

@@ -85,6 +85,12 @@ class Printer:
     def operands(self, values) -> None:
         self.out.append(", ".join([self.value(v) for v in values]))
 
+    def operands_with_types(self, values) -> None:
+        """` %a, %b : f32, i64` (nothing for no values): the operand list of return-like ops."""
+        if values:
+            self.out.append(f" {', '.join([self.value(v) for v in values])} : "
+                            f"{', '.join(str(v.type) for v in values)}")
+
     def type(self, t: Type) -> None:
         self.out.append(str(t))
 
