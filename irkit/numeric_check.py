@@ -469,9 +469,10 @@ class NumericCheckInstrumentation(Instrumentation):
             return
         from irkit.symbols import lookup_symbol_in
         fn = lookup_symbol_in(self._root, mm.function.split("::")[0])
+        # One line for the error (so the caret sits under it), the values in a note.
         err = NumericMismatchError(f"pass '{p.name}' changed the numeric results of the "
-                                   f"module\n{mm.format()}",
-                                   fn.location if fn is not None else op.location, mm)
+                                   f"module", fn.location if fn is not None else op.location, mm)
+        err.note(mm.format())
         if self.reproducer is not None:
             anchors = [a.name for a in reversed(list(op.ancestors()))
                        if self._root.is_ancestor_of(a)] + [op.name]
