@@ -265,31 +265,40 @@ class ArithOp(Op):
         return None
 
 
-class _Binary(ArithOp):
-    """`%r = arith.op %lhs, %rhs [flags] [attr-dict] : T`."""
+class _SameType(ArithOp):
+    """`%r = dialect.op %a[, %b ...] [flags] [attr-dict] : T`: `_arity` operands and the result
+    all of type T (the custom form of every elementwise arith/math op)."""
 
     __slots__ = ()
+    _arity = 1
 
     def infer_result_types(self):
         return [self._operands[0].value.type]
 
     @classmethod
     def parse(cls, p, num_results):
-        a = p.parse_operand_ref()
-        p.expect(",")
-        b = p.parse_operand_ref()
+        refs = [p.parse_operand_ref()]
+        for _ in range(cls._arity - 1):
+            p.expect(",")
+            refs.append(p.parse_operand_ref())
         props = parse_flags(cls, p) if cls._flags else None
         attrs = p.parse_optional_attr_dict()
         p.expect(":")
         t = p.parse_type()
-        return make(cls, [p.resolve(a, t), p.resolve(b, t)], [t], props, attrs)
+        return make(cls, [p.resolve(r, t) for r in refs], [t], props, attrs)
 
     def print(self, p):
-        ops = self._operands
-        p.write(f" {p.value(ops[0].value)}, {p.value(ops[1].value)}"
+        p.write(f" {', '.join([p.value(o.value) for o in self._operands])}"
                 f"{flags_text(self) if self._flags else ''}")
         print_attrs(self, p)
         p.write(f" : {self.results[0].type}")
+
+
+class _Binary(_SameType):
+    """`%r = arith.op %lhs, %rhs [flags] [attr-dict] : T`."""
+
+    __slots__ = ()
+    _arity = 2
 
     def const_operand(self, operands):
         """(other value, constant attr) with the constant on the right, or (None, None);
@@ -306,27 +315,10 @@ class _Binary(ArithOp):
         return ops[0].value is ops[1].value
 
 
-class _Unary(ArithOp):
+class _Unary(_SameType):
     """`%r = arith.op %x [flags] [attr-dict] : T`."""
 
     __slots__ = ()
-
-    def infer_result_types(self):
-        return [self._operands[0].value.type]
-
-    @classmethod
-    def parse(cls, p, num_results):
-        a = p.parse_operand_ref()
-        props = parse_flags(cls, p) if cls._flags else None
-        attrs = p.parse_optional_attr_dict()
-        p.expect(":")
-        t = p.parse_type()
-        return make(cls, [p.resolve(a, t)], [t], props, attrs)
-
-    def print(self, p):
-        p.write(f" {p.value(self._operands[0].value)}{flags_text(self)}")
-        print_attrs(self, p)
-        p.write(f" : {self.results[0].type}")
 
 
 def zero_of(t):

@@ -208,26 +208,30 @@ def fix_float(r, t: Type):
     return round_bf16(r) if elem(t) is BF16 else r
 
 
+def _zero_tie(a, b, r, larger: bool):
+    """`r` where a != b; where a == b (only +0 and -0 can still differ) the operand whose sign
+    makes it the larger (`larger`) or smaller one, since IEEE orders -0 below +0."""
+    if larger:
+        return np.where(a == b, np.where(np.signbit(a), b, a), r)[()]
+    return np.where(a == b, np.where(np.signbit(a), a, b), r)[()]
+
+
 def maximumf(a, b):
     """IEEE-754 2019 maximum: NaN propagates, +0 > -0."""
-    r = np.maximum(a, b)
-    return np.where(a == b, np.where(np.signbit(a), b, a), r)[()]
+    return _zero_tie(a, b, np.maximum(a, b), True)
 
 
 def minimumf(a, b):
-    r = np.minimum(a, b)
-    return np.where(a == b, np.where(np.signbit(a), a, b), r)[()]
+    return _zero_tie(a, b, np.minimum(a, b), False)
 
 
 def maxnumf(a, b):
     """IEEE-754 maxNum: a quiet NaN operand is ignored."""
-    r = np.fmax(a, b)
-    return np.where(a == b, np.where(np.signbit(a), b, a), r)[()]
+    return _zero_tie(a, b, np.fmax(a, b), True)
 
 
 def minnumf(a, b):
-    r = np.fmin(a, b)
-    return np.where(a == b, np.where(np.signbit(a), a, b), r)[()]
+    return _zero_tie(a, b, np.fmin(a, b), False)
 
 
 # ----- attributes <-> values ------------------------------------------------------------------

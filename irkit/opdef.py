@@ -570,7 +570,7 @@ class Op(Operation):
         # Only traits with rules of their own are worth calling per op.
         cls._verifying_traits = tuple(t for t in cls.traits
                                       if type(t).verify is not Trait.verify)
-        cls._has_verify = cls.verify_ is not Op.verify_ if "Op" in globals() else True
+        cls._has_verify = cls.verify_ is not Op.verify_
 
     @classmethod
     def has_trait(cls, trait: type) -> bool:

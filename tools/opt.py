@@ -120,17 +120,11 @@ def split_chunks(text: str) -> list[str]:
 
 
 def build_pass_manager(args):
-    from irkit.pass_manager import PassManager, PrintIR
+    from irkit.pass_manager import PassManager, PrintIR, parse_pipeline_into
     pm = PassManager(verify_each=args.verify_each != "false")
-    if args.pass_pipeline:
-        from irkit.pass_manager import parse_pipeline_into
-        parse_pipeline_into(pm, args.pass_pipeline)
-    if args.flat:
-        from irkit.pass_manager import parse_pipeline_into
-        parse_pipeline_into(pm, args.flat)
-    for item in getattr(args, "pass_flags", None) or []:
-        from irkit.pass_manager import parse_pipeline_into
-        parse_pipeline_into(pm, item)
+    for text in [args.pass_pipeline, args.flat, *(getattr(args, "pass_flags", None) or [])]:
+        if text:
+            parse_pipeline_into(pm, text)
     if (args.mlir_print_ir_after_all or args.mlir_print_ir_before_all or args.mlir_print_ir_after
             or args.mlir_print_ir_before or args.mlir_print_ir_after_failure):
         from irkit.printer import print_op
@@ -151,12 +145,11 @@ def _names(values: list[str]) -> list[str]:
     return [n.strip() for v in values for n in v.split(",") if n.strip()]
 
 
-def run(args, text: str, filename: str, out) -> int:
+def run(args, pm, text: str, filename: str, out) -> int:
     from irkit.diagnostics import IRError
     from irkit.parser import parse_module
     from irkit.printer import print_op
     from irkit.pass_manager import Timing
-    pm = build_pass_manager(args)
     if args.dump_pass_pipeline:
         sys.stderr.write(f"Pass Manager with {len(pm)} passes:\n{pm.pipeline_text()}\n")
     timing = None
@@ -164,7 +157,6 @@ def run(args, text: str, filename: str, out) -> int:
         timing = Timing()
         pm.add_instrumentation(timing)
     if args.verify_each == "numeric":
-        import os
         import tempfile
         from irkit.numeric_check import NumericCheckInstrumentation
         path = args.numeric_reproducer or os.path.join(tempfile.gettempdir(),
@@ -252,7 +244,7 @@ def _main(argv: list[str]) -> int:
         return 0
     try:
         from irkit.pass_manager import PassPipelineError
-        build_pass_manager(args)
+        pm = build_pass_manager(args)
     except PassPipelineError as e:
         sys.stderr.write(f"irkit-opt: error: {e}\n")
         return 2
@@ -267,9 +259,9 @@ def _main(argv: list[str]) -> int:
             return 1
         filename = args.input
     if args.output == "-":
-        return run(args, text, filename, sys.stdout)
+        return run(args, pm, text, filename, sys.stdout)
     with open(args.output, "w", encoding="utf-8") as out:
-        return run(args, text, filename, out)
+        return run(args, pm, text, filename, out)
 
 
 def _load_plugin(path: str) -> int:
