@@ -12,6 +12,15 @@ supplies either
   `interp.env` (the values of the block being run) to `interp.run_region`, so the region
   sees the values defined above it.
 
+Dataflow deadness (TensorFlow 1's executor model, for `graph.switch`/`graph.merge`): a value
+may be `DEAD`, meaning it was produced on a branch that was not taken. An op with a dead
+operand does not run: its results are dead too, and an op without results (a variable
+update) is skipped. Only ops whose class sets `accepts_dead = True` (`graph.merge`) see dead
+operands; a terminator handed one is an error, since a function cannot return nothing.
+
+`interp.state` holds what ops keep across calls (graph variables), so a caller that runs
+several steps passes the same dict each time.
+
 Scalars are numpy scalars of the IR type (`np.float32` for `f32`), tensors and vectors are
 numpy arrays, `index` is a Python int.
 """
@@ -43,6 +52,18 @@ class Branch:
     def __init__(self, block: Block, args) -> None:
         self.block = block
         self.args = list(args)
+
+
+class _Dead:
+    """The value of an untaken branch (see the module docstring)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DEAD"
+
+
+DEAD = _Dead()
 
 
 class InterpreterError(IRError):
@@ -84,8 +105,10 @@ def to_value(x: Any, t: Type, what: str = "value"):
 
 
 class Interpreter:
-    def __init__(self, module: Operation | None = None) -> None:
+    def __init__(self, module: Operation | None = None, state: dict | None = None) -> None:
         self.module = module
+        #: storage ops keep across calls (graph variables live under "graph.variables")
+        self.state: dict = {} if state is None else state
         #: the values of the block being run when an `interpret` hook is called; ops with
         #: regions (loop.for, loop.if) hand it to `run_region`, since their bodies use values
         #: defined above them
@@ -116,6 +139,10 @@ class Interpreter:
         op = block.first
         while op is not None:
             values = [env[o.value] for o in op._operands]
+            if any(v is DEAD for v in values) and not getattr(op, "accepts_dead", False):
+                self._propagate_dead(op, env)
+                op = op._next
+                continue
             hook = getattr(op, "interpret", None)
             if hook is not None:
                 self.env = env
@@ -138,6 +165,14 @@ class Interpreter:
                     env[r] = v
             op = op._next
         return None
+
+    def _propagate_dead(self, op: Operation, env: dict) -> None:
+        from irkit.opdef import Terminator, has_trait
+        if has_trait(op, Terminator):
+            raise InterpreterError(f"'{op.name}' got a dead value (one computed on a branch "
+                                   "that was not taken)", op.location)
+        for r in op.results:
+            env[r] = DEAD
 
 
 def interpret(module: Operation, func_name: str, *args):
