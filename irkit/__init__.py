@@ -9,7 +9,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 __all__ = ["parse_module", "parse_type", "parse_attribute", "print_op", "verify", "interpret",
-           "IRError", "ParseError", "VerifyError"]
+           "load_model", "Model", "IRError", "ParseError", "VerifyError"]
 
 
 def __getattr__(name):
@@ -25,6 +25,9 @@ def __getattr__(name):
     if name == "interpret":
         from irkit.interpreter import interpret
         return interpret
+    if name in ("load_model", "Model"):
+        from irkit import model
+        return getattr(model, name)
     if name in ("IRError", "ParseError", "VerifyError"):
         from irkit import diagnostics
         return getattr(diagnostics, name)

@@ -12,6 +12,7 @@ _ALL = {
     "inline": "inline",
     "loop-invariant-code-motion": "loop_invariant_code_motion",
     "strip-debuginfo": "strip_debuginfo",
+    "graph-raise-control-flow": "graph_raise_control_flow",
 }
 
 

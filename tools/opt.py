@@ -8,6 +8,7 @@
     irkit-opt invalid.mlir --split-input-file --verify-diagnostics
     irkit-opt --describe arith.addf
     irkit-opt --list-passes
+    irkit-opt model.irk -p canonicalize             # a DSL file is compiled to graph IR first
 
 Exit codes: 0 on success, 1 when the input has errors (printed as located diagnostics), a pass
 fails, or `--verify-diagnostics` finds a mismatch; 2 for bad command-line usage.
@@ -169,9 +170,13 @@ def run(args, pm, text: str, filename: str, out) -> int:
 
         def process(chunk=chunk, buf=buf):
             t0 = time.perf_counter()
-            module = parse_module(chunk, filename,
-                                  allow_unregistered=args.allow_unregistered_dialect,
-                                  verify=args.verify)
+            if filename.endswith(".irk"):       # a model file: compile it to the graph module
+                from irkit.dsl import compile_source
+                module = compile_source(chunk, filename)
+            else:
+                module = parse_module(chunk, filename,
+                                      allow_unregistered=args.allow_unregistered_dialect,
+                                      verify=args.verify)
             if timing is not None:
                 timing.add_phase("Parser", time.perf_counter() - t0)
             pm.run(module)

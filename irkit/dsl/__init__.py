@@ -1,0 +1,48 @@
+"""The model DSL: `.irk` files -> graph IR.
+
+    from irkit.dsl import compile_source
+    module = compile_source(open("mlp.irk").read(), "mlp.irk")
+
+A file becomes one top-level `builtin.module` holding a nested `module @M` per model (its
+`graph.variable`s and `func.func @forward`). The stages: `syntax.py` (lark grammar ->
+located AST), `lower.py` and `exprs.py` (AST -> graph ops, through each op's shape
+function), `builtins.py` (the tables of builtins, initializers, optimizers, element types).
+Every error is a `DSLError` rendered as `file.irk:7:12: error: ...` with the line and a caret.
+"""
+
+from __future__ import annotations
+
+from irkit.dsl.syntax import DSLError, DSLSyntaxError
+
+__all__ = ["compile_source", "compile_file", "find_model", "DSLError", "DSLSyntaxError"]
+
+
+def compile_source(text: str, filename: str = "<string>"):
+    """Compile DSL text to the verified top-level module; raise a located `DSLError`."""
+    from irkit.attributes import FileLineColLoc
+    from irkit.diagnostics import SOURCES
+    from irkit.dsl.lower import Lowering
+    from irkit.dsl.syntax import parse_program
+    from irkit.verifier import verify
+    SOURCES.add(filename, text)
+    try:
+        prog = parse_program(text, filename)
+        module = Lowering(filename).program(prog)
+    except RecursionError:
+        raise DSLError("the program is nested too deeply", FileLineColLoc(filename, 1, 1)) \
+            from None
+    verify(module)
+    return module
+
+
+def compile_file(path: str):
+    """Compile a `.irk` file (see `compile_source`)."""
+    with open(path, encoding="utf-8") as f:
+        return compile_source(f.read(), path)
+
+
+def find_model(module, name: str):
+    """The nested `module @name` of a compiled file, or None."""
+    from irkit.symbols import lookup_symbol_in
+    op = lookup_symbol_in(module, name)
+    return op if op is not None and op.name == "builtin.module" else None

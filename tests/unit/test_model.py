@@ -1,0 +1,89 @@
+"""The Model object (dev mode): signature from the IR, input checks, variables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import irkit
+from irkit.model import Model
+
+MODULE = """
+module @lin {
+  graph.variable @w : tensor<3x2xf32> init normal {seed = 7 : i64, std = 5.000000e-01 : f64}
+  graph.variable @steps : tensor<i32> init zeros
+  func.func @forward(%x: tensor<?x3xf32> {graph.dims = ["N", 3], graph.name = "x"},
+                     %lab: tensor<?xi32> {graph.dims = ["N"], graph.name = "labels"})
+      -> (tensor<?x2xf32> {graph.name = "y"}, tensor<?xi32> {graph.name = "lab2"}) {
+    %w = graph.read @w : tensor<3x2xf32>
+    %y = graph.matmul %x, %w : (tensor<?x3xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
+    %two = graph.constant dense<2> : tensor<i32>
+    %l2 = graph.mul %lab, %two : (tensor<?xi32>, tensor<i32>) -> tensor<?xi32>
+    %s = graph.read @steps : tensor<i32>
+    %one = graph.constant dense<1> : tensor<i32>
+    %s1 = graph.add %s, %one : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    graph.assign @steps, %s1 : tensor<i32>
+    return %y, %l2 : tensor<?x2xf32>, tensor<?xi32>
+  }
+}
+"""
+
+
+@pytest.fixture
+def model():
+    pytest.importorskip("irkit.dialects.graph_reduce")       # graph.matmul
+    return Model(irkit.parse_module(MODULE))
+
+
+def test_signature_comes_from_the_ir(model):
+    assert [s.name for s in model.inputs] == ["x", "labels"]
+    assert model.inputs[0].dims == ("N", 3)
+    assert model.inputs[0].describe() == "f32[N, 3]"
+    assert model.outputs == ["y", "lab2"]
+    assert "lin(x: f32[N, 3], labels: i32[N]) -> y, lab2" in repr(model)
+
+
+def test_forward_matches_numpy_and_initializer(model):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    w = np.random.default_rng(7).normal(0.0, 0.5, (3, 2)).astype(np.float32)
+    out = model.forward(x=x, labels=np.array([1, 4]))
+    np.testing.assert_allclose(out["y"], x @ w, rtol=1e-6)
+    assert out["lab2"].dtype == np.int32 and out["lab2"].tolist() == [2, 8]
+
+
+def test_variables_persist_across_calls_and_are_assignable(model):
+    x = np.ones((1, 3), np.float32)
+    for _ in range(3):
+        model.forward(x=x, labels=[0])
+    assert int(model.variables["steps"]) == 3
+    model.variables["w"] = np.zeros((3, 2))
+    assert model.variables["w"].dtype == np.float32
+    assert not model.forward(x=x, labels=[0])["y"].any()
+    with pytest.raises(ValueError, match=r"variable 'w' has shape \[3, 2\], got \[2, 3\]"):
+        model.variables["w"] = np.zeros((2, 3))
+    with pytest.raises(ValueError, match="variable 'steps' holds int32, got float64"):
+        model.variables["steps"] = 1.5
+    with pytest.raises(KeyError, match="no variable 'v'"):
+        model.variables["v"] = 1
+    assert sorted(model.variables) == ["steps", "w"]
+
+
+@pytest.mark.parametrize("inputs,message", [
+    (dict(x=np.ones((2, 3))), r"lin.forward: missing input 'labels' \(expects x, labels\)"),
+    (dict(x=np.ones((2, 3)), labels=[1, 2], z=3), "unknown input 'z'"),
+    (dict(x=np.ones((2, 4)), labels=[1, 2]),
+     r"input 'x' expects f32\[N, 3\], got shape \[2, 4\] \(axis 1 is 4, not 3\)"),
+    (dict(x=np.ones(3), labels=[1, 2]), r"input 'x' expects f32\[N, 3\], got an array of shape"),
+    (dict(x=np.ones((2, 3)), labels=[1, 2, 3]),
+     "dimension N is 2 in input 'x' but 3 in input 'labels'"),
+    (dict(x=np.ones((2, 3)), labels=[0.5, 1.0]),
+     "input 'labels' expects i32 elements, got float64"),
+])
+def test_bad_inputs_are_value_errors(model, inputs, message):
+    with pytest.raises(ValueError, match=message):
+        model.forward(**inputs)
+
+
+def test_unknown_engine_is_an_error(model):
+    with pytest.raises(ValueError, match="unknown engine 'gpu'; available: 'interpreter'"):
+        Model(model.module, engine="gpu")
