@@ -41,7 +41,7 @@ from irkit.opdef import (
     AnyTensor, ConstantLike, Dialect, FlatSymbolRef, Op, Operand, OptProp, Prop, Pure, Result,
     StrAttr, Symbol, SymbolNameAttr, TypeAttrC, attr_constraint,
 )
-from irkit.types import F32, F64, I1, I64, FloatType, IntegerType, RankedTensorType, Type
+from irkit.types import F64, I1, I64, FloatType, IntegerType, RankedTensorType, Type
 
 graph = Dialect("graph", "Tensor ops with value semantics, variables and dataflow control "
                 "flow: the level models are written at.")
@@ -684,12 +684,6 @@ class AssignOp(_VariableAccess):
 
 
 # The op families: imported last, since they build on everything above.
-from irkit.dialects import graph_elementwise  # noqa: E402,F401
-for _family in ("graph_reduce", "graph_shape", "graph_nn", "graph_control"):
-    try:
-        __import__(f"irkit.dialects.{_family}")
-    except ModuleNotFoundError as _e:           # a family still being written
-        if _e.name != f"irkit.dialects.{_family}":
-            raise
-
-_ = (Operand, Any, F32, TypeAttrC, is_int)
+from irkit.dialects import (  # noqa: E402,F401
+    graph_control, graph_elementwise, graph_nn, graph_reduce, graph_shape,
+)

@@ -180,7 +180,7 @@ class MergeOp(GraphOp):
     @classmethod
     def infer(cls, args, props):
         if not args:
-            raise ShapeError("graph.merge needs at least one input")
+            raise ShapeError("needs at least one input")
         for a in args[1:]:
             if a != args[0]:
                 raise ShapeError("inputs must all have one type: " + " and ".join(

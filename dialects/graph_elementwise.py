@@ -41,13 +41,13 @@ from irkit.dialects.graph import (
 _TRAITS = (Pure(), Elementwise())
 
 
-def _check_kind(spec: TensorSpec, kind: str, name: str) -> None:
+def _check_kind(spec: TensorSpec, kind: str) -> None:
     """`kind`: "float" (floating point), "num" (float or integer, not i1), "bool" (i1)."""
     t = spec.dtype
     ok = {"float": is_float(t), "num": t is not I1, "bool": t is I1}[kind]
     if not ok:
         want = {"float": "a floating-point", "num": "a numeric (non-i1)", "bool": "an i1"}[kind]
-        raise ShapeError(f"'{name}' needs {want} element type, got {spec}")
+        raise ShapeError(f"operands need {want} element type, got {spec}")
 
 
 def _as(x, like_dtype):
@@ -144,7 +144,7 @@ class UnaryOp(GraphOp):
     @classmethod
     def infer(cls, args, props):
         (x,) = args
-        _check_kind(x, cls._kind, cls.name)
+        _check_kind(x, cls._kind)
         return [x]
 
     def evaluate(self, x):
@@ -266,7 +266,7 @@ class BinaryOp(GraphOp):
     def infer(cls, args, props):
         a, b = args
         t = same_dtype(a, b)
-        _check_kind(a, cls._kind, cls.name)
+        _check_kind(a, cls._kind)
         return [TensorSpec(broadcast_shapes(a, b), cls._result_dtype(t))]
 
     @staticmethod
@@ -483,7 +483,7 @@ class WhereOp(GraphOp):
     @classmethod
     def infer(cls, args, props):
         c, a, b = args
-        _check_kind(c, "bool", cls.name)
+        _check_kind(c, "bool")
         t = same_dtype(a, b)
         return [TensorSpec(broadcast_shapes(c, a, b), t)]
 

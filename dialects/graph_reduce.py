@@ -67,9 +67,9 @@ def _reduced_shape(spec: TensorSpec, axes: tuple, keepdims: bool) -> tuple:
     return tuple(d for i, d in enumerate(spec.shape) if i not in axes)
 
 
-def _check_numeric(spec: TensorSpec, name: str) -> None:
+def _check_numeric(spec: TensorSpec) -> None:
     if spec.dtype is I1:
-        raise ShapeError(f"'{name}' needs a numeric (non-i1) element type, got {spec}")
+        raise ShapeError(f"operands need a numeric (non-i1) element type, got {spec}")
 
 
 def _np_axes(axes: tuple, ndim: int):
@@ -197,7 +197,7 @@ class ReduceOp(GraphOp):
 
     @classmethod
     def _check_dtype(cls, x: TensorSpec) -> None:
-        _check_numeric(x, cls.name)
+        _check_numeric(x)
 
     def evaluate(self, x):
         p = self.props()
@@ -231,7 +231,7 @@ class ReduceMeanOp(ReduceOp):
 
     @classmethod
     def _check_dtype(cls, x: TensorSpec) -> None:
-        require_float(x, f"the operand of '{cls.name}'")
+        require_float(x, "the operand")
 
     @staticmethod
     def _kernel(x, axis, keepdims):
@@ -293,7 +293,7 @@ class ArgmaxOp(GraphOp):
     @classmethod
     def infer(cls, args, props):
         (x,) = args
-        _check_numeric(x, cls.name)
+        _check_numeric(x)
         axis = _axis(props["axis"], x)
         return [TensorSpec(_reduced_shape(x, (axis,), props["keepdims"]), I64)]
 
@@ -333,7 +333,7 @@ class _AxisFloatOp(GraphOp):
     @classmethod
     def infer(cls, args, props):
         (x,) = args
-        require_float(x, f"the operand of '{cls.name}'")
+        require_float(x, "the operand")
         _axis(props["axis"], x)
         return [x]
 
@@ -485,7 +485,7 @@ class MatmulOp(GraphOp):
     def infer(cls, args, props):
         a, b = args
         t = same_dtype(a, b)
-        _check_numeric(a, cls.name)
+        _check_numeric(a)
         if a.rank == 0 or b.rank == 0:
             raise ShapeError(f"cannot multiply {a} by {b}: matmul needs operands of rank >= 1")
         # Promote vectors to matrices as numpy does, remembering which axes to drop again.

@@ -624,7 +624,7 @@ class GatherOp(GraphOp):
     def infer(cls, args, props):
         table, indices = args
         if table.rank < 1:
-            raise ShapeError(f"gather needs a table of rank at least 1, got {table}")
+            raise ShapeError(f"needs a table of rank at least 1, got {table}")
         _require_int(indices, "gather indices")
         return [TensorSpec(indices.shape + table.shape[1:], table.dtype)]
 

@@ -1,10 +1,10 @@
 """lit configuration for irkit's FileCheck-style IR tests (as in MLIR's `test/`).
 
-Every `.mlir` file under this folder is a test: its `RUN:` lines are shell pipelines, and
-`CHECK:` lines are matched by the PyPI `filecheck` tool. Tests run in place from the source
-tree, so a fresh checkout needs nothing on PATH beyond the Python that runs lit: `irkit-opt`
-and `FileCheck` are substituted by `python -m ...` with the same interpreter, which is why
-they work inside a venv that was never activated.
+Every `.mlir` IR file and `.irk` model file under this folder is a test: its `RUN:` lines
+are shell pipelines, and `CHECK:` lines are matched by the PyPI `filecheck` tool. Tests run
+in place from the source tree, so a fresh checkout needs nothing on PATH beyond the Python
+that runs lit: `irkit-opt`, `irkit-compile` and `FileCheck` are substituted by `python -m ...`
+with the same interpreter, which is why they work inside a venv that was never activated.
 """
 
 import os
@@ -14,7 +14,7 @@ import lit.formats
 
 config.name = "irkit"  # noqa: F821 - `config` is injected by lit
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".irk"]
 config.excludes = ["lit.cfg.py", "Output"]
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 config.test_exec_root = config.test_source_root
@@ -25,6 +25,7 @@ _python = f'"{sys.executable}"'
 # name that is part of a longer word or path (`irkit-opt.py`, `/x/FileCheck`) untouched.
 _tools = [
     ("irkit-opt", f"{_python} -m irkit.tools.opt"),
+    ("irkit-compile", f"{_python} -m irkit.tools.compile"),
     ("FileCheck|filecheck", f"{_python} -m filecheck"),
 ]
 for _name, _cmd in _tools:

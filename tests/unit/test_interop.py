@@ -26,8 +26,9 @@ from irkit.diagnostics import IRError
 from irkit.parser import parse_module
 from irkit.printer import print_op
 
+import shared_corpus
+
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "interop" / "mlir"
 OURS = ROOT / "tests" / "interop"
 
 
@@ -43,7 +44,7 @@ MLIR_OPT = _find_mlir_opt()
 needs_mlir = pytest.mark.skipif(MLIR_OPT is None, reason="mlir-opt not installed "
                                 "(scripts/install-deps.sh installs mlir-22-tools)")
 
-SHARED_FILES = sorted(SHARED.glob("*.mlir")) if SHARED.is_dir() else []
+SHARED_FILES = shared_corpus.FILES
 OUR_FILES = sorted(OURS.glob("*.mlir"))
 
 
@@ -82,26 +83,27 @@ def assert_fixpoint(text: str, filename: str) -> str:
 
 # ----- the shared corpus --------------------------------------------------------------------
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason=f"{SHARED} is absent")
+@pytest.mark.skipif(not shared_corpus.SHARED_MLIR.is_dir(),
+                    reason=f"{shared_corpus.SHARED_MLIR} is absent")
 def test_shared_corpus_present() -> None:
-    assert SHARED_FILES, f"no .mlir files in {SHARED}"
+    assert SHARED_FILES, f"no .mlir files in {shared_corpus.SHARED_MLIR}"
 
 
 @pytest.mark.parametrize("path", SHARED_FILES, ids=_ids(SHARED_FILES))
 def test_shared_parses_and_fixpoint(path: Path) -> None:
-    assert_fixpoint(path.read_text(), str(path))
+    assert_fixpoint(shared_corpus.read(path), str(path))
 
 
 @needs_mlir
 @pytest.mark.parametrize("path", SHARED_FILES, ids=_ids(SHARED_FILES))
 def test_shared_mlir_accepts_irkit_output(path: Path) -> None:
-    mlir_opt(assert_fixpoint(path.read_text(), str(path)), "--mlir-print-op-generic")
+    mlir_opt(assert_fixpoint(shared_corpus.read(path), str(path)), "--mlir-print-op-generic")
 
 
 @needs_mlir
 @pytest.mark.parametrize("path", SHARED_FILES, ids=_ids(SHARED_FILES))
 def test_shared_irkit_reads_mlir_output(path: Path) -> None:
-    mlir_generic = mlir_opt(path.read_text(), "--mlir-print-op-generic")
+    mlir_generic = mlir_opt(shared_corpus.read(path), "--mlir-print-op-generic")
     ours = assert_fixpoint(mlir_generic, f"{path.name} (mlir-opt generic output)")
     # Both tools printing the same module: MLIR's rendering of irkit's output is MLIR's own.
     assert mlir_opt(ours, "--mlir-print-op-generic") == mlir_generic
@@ -139,7 +141,7 @@ def test_own_round_trip_with_locations(path: Path) -> None:
 @pytest.mark.parametrize("path", SHARED_FILES + OUR_FILES, ids=_ids(SHARED_FILES + OUR_FILES))
 def test_custom_form_accepted_by_mlir(path: Path) -> None:
     """irkit's custom (pretty) forms of builtin/func/arith/math mean the same to mlir-opt."""
-    mlir_generic = mlir_opt(path.read_text(), "--mlir-print-op-generic")
+    mlir_generic = mlir_opt(shared_corpus.read(path), "--mlir-print-op-generic")
     module = irkit_read(mlir_generic, f"{path.name} (mlir-opt generic output)")
     again = mlir_opt(print_op(module), "--mlir-print-op-generic")
     assert again == mlir_generic, f"{path.name}: mlir-opt reads irkit's custom form differently"

@@ -41,7 +41,7 @@ func.func @merge_index_type(%a: tensor<4xf32>, %b: tensor<4xf32>) {
 // -----
 
 func.func @merge_no_inputs() {
-  // expected-error @+1 {{'graph.merge' op graph.merge needs at least one input}}
+  // expected-error @+1 {{'graph.merge' op needs at least one input}}
   %v, %i = "graph.merge"() : () -> (tensor<4xf32>, tensor<i32>)
   return
 }

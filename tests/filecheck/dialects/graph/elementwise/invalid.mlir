@@ -47,7 +47,7 @@ func.func @cmp_dtype_mismatch(%x: tensor<4xf32>, %y: tensor<f16>) {
 // -----
 
 func.func @float_only_unary(%x: tensor<4xi32>) {
-  // expected-error @+1 {{'graph.exp' op 'graph.exp' needs a floating-point element type, got i32[4]}}
+  // expected-error @+1 {{'graph.exp' op operands need a floating-point element type, got i32[4]}}
   %0 = graph.exp %x : (tensor<4xi32>) -> tensor<4xi32>
   return
 }
@@ -55,7 +55,7 @@ func.func @float_only_unary(%x: tensor<4xi32>) {
 // -----
 
 func.func @float_only_binary(%x: tensor<i64>) {
-  // expected-error @+1 {{'graph.div' op 'graph.div' needs a floating-point element type, got i64}}
+  // expected-error @+1 {{'graph.div' op operands need a floating-point element type, got i64}}
   %0 = graph.div %x, %x : (tensor<i64>, tensor<i64>) -> tensor<i64>
   return
 }
@@ -64,7 +64,7 @@ func.func @float_only_binary(%x: tensor<i64>) {
 
 // Arithmetic on i1 is the logic ops' job.
 func.func @numeric_on_i1(%p: tensor<4xi1>) {
-  // expected-error @+1 {{'graph.add' op 'graph.add' needs a numeric (non-i1) element type, got i1[4]}}
+  // expected-error @+1 {{'graph.add' op operands need a numeric (non-i1) element type, got i1[4]}}
   %0 = graph.add %p, %p : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return
 }
@@ -72,7 +72,7 @@ func.func @numeric_on_i1(%p: tensor<4xi1>) {
 // -----
 
 func.func @i1_only_unary(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'graph.not' op 'graph.not' needs an i1 element type, got f32[4]}}
+  // expected-error @+1 {{'graph.not' op operands need an i1 element type, got f32[4]}}
   %0 = graph.not %x : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
@@ -80,7 +80,7 @@ func.func @i1_only_unary(%x: tensor<4xf32>) {
 // -----
 
 func.func @i1_only_binary(%x: tensor<4xi8>) {
-  // expected-error @+1 {{'graph.or' op 'graph.or' needs an i1 element type, got i8[4]}}
+  // expected-error @+1 {{'graph.or' op operands need an i1 element type, got i8[4]}}
   %0 = graph.or %x, %x : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
   return
 }
@@ -88,7 +88,7 @@ func.func @i1_only_binary(%x: tensor<4xi8>) {
 // -----
 
 func.func @where_condition_not_i1(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'graph.where' op 'graph.where' needs an i1 element type, got f32[4]}}
+  // expected-error @+1 {{'graph.where' op operands need an i1 element type, got f32[4]}}
   %0 = graph.where %x, %x, %x : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }

@@ -36,7 +36,7 @@ func.func @wrong_result(%x: tensor<4x3xf32>) {
 // -----
 
 func.func @mean_of_ints(%x: tensor<4xi32>) {
-  // expected-error @+1 {{'graph.reduce_mean' op the operand of 'graph.reduce_mean' must have a floating-point element type, got i32[4]}}
+  // expected-error @+1 {{'graph.reduce_mean' op the operand must have a floating-point element type, got i32[4]}}
   %0 = graph.reduce_mean %x : (tensor<4xi32>) -> tensor<i32>
   return
 }
@@ -44,7 +44,7 @@ func.func @mean_of_ints(%x: tensor<4xi32>) {
 // -----
 
 func.func @sum_of_bools(%x: tensor<4xi1>) {
-  // expected-error @+1 {{'graph.reduce_sum' op 'graph.reduce_sum' needs a numeric (non-i1) element type, got i1[4]}}
+  // expected-error @+1 {{'graph.reduce_sum' op operands need a numeric (non-i1) element type, got i1[4]}}
   %0 = graph.reduce_sum %x : (tensor<4xi1>) -> tensor<i1>
   return
 }
@@ -76,7 +76,7 @@ func.func @argmax_result_type(%x: tensor<4x3xf32>) {
 // -----
 
 func.func @softmax_of_ints(%x: tensor<4xi32>) {
-  // expected-error @+1 {{'graph.softmax' op the operand of 'graph.softmax' must have a floating-point element type, got i32[4]}}
+  // expected-error @+1 {{'graph.softmax' op the operand must have a floating-point element type, got i32[4]}}
   %0 = graph.softmax %x : (tensor<4xi32>) -> tensor<4xi32>
   return
 }

@@ -171,7 +171,7 @@ func.func @gather_float_indices(%t: tensor<10x4xf32>, %i: tensor<3xf32>) {
 // -----
 
 func.func @gather_scalar_table(%t: tensor<f32>, %i: tensor<3xi32>) {
-  // expected-error @+1 {{'graph.gather' op gather needs a table of rank at least 1, got f32}}
+  // expected-error @+1 {{'graph.gather' op needs a table of rank at least 1, got f32}}
   %0 = graph.gather %t, %i : (tensor<f32>, tensor<3xi32>) -> tensor<3xf32>
   return
 }
