@@ -20,12 +20,13 @@ from __future__ import annotations
 import numpy as np
 
 from irkit.attributes import DenseElementsAttr
-from irkit.ir import Block, BlockArgument, Operation, Region, Value
+from irkit.ir import BlockArgument, Operation, Value
 from irkit.opdef import (
     AnyTensor, HasParent, Op, Operand, Pure, RegionDef, Result, ReturnLike, SingleBlock,
     Terminator, VarOperand, VarResult,
 )
 from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
+from irkit.structured import IfLike, YieldLike, if_patterns
 from irkit.types import I1, I32, RankedTensorType
 from irkit.dialects.graph import ConstantOp, GraphOp, ShapeError, TensorSpec, graph
 
@@ -215,75 +216,8 @@ class MergeOp(GraphOp):
 # ---------------------------------------------------------------------------------------------
 
 
-def _inline_region_before(rewriter: PatternRewriter, region: Region, op: Operation) -> list:
-    """Move the single block of `region` before `op`, drop its yield and return the values
-    the yield handed to `op`."""
-    block = region.blocks[0]
-    terminator = block.last
-    rewriter.inline_block_before(block, op, [])
-    values = list(terminator.operands)
-    rewriter.erase_op(terminator)
-    return values
-
-
-class InlineConstantIf(RewritePattern):
-    """`graph.if` on a constant predicate is the taken region, inlined."""
-
-    root = "graph.if"     # the op class is defined below, so the annotation is a name
-
-    def match_and_rewrite(self, op: IfOp, rewriter: PatternRewriter) -> bool:
-        c = const_pred(op.pred)
-        if c is None:
-            return False
-        region = op.then_region if c else op.else_region
-        if not region.blocks:
-            if op.results:
-                return False                    # invalid IR; the verifier says so
-            rewriter.erase_op(op)
-            return True
-        rewriter.replace_op(op, _inline_region_before(rewriter, region, op))
-        return True
-
-
-class RemoveUnusedIfResults(RewritePattern):
-    """Drop results nobody uses (and their yield operands): a new `graph.if` takes over the
-    regions. A result-less if with pure regions is then erased by the driver as dead code."""
-
-    root = "graph.if"     # the op class is defined below, so the annotation is a name
-
-    def match_and_rewrite(self, op: IfOp, rewriter: PatternRewriter) -> bool:
-        keep = [r for r in op.results if r.has_uses()]
-        if len(keep) == len(op.results):
-            return False
-        for region in op.regions:
-            if region.blocks:
-                y = region.blocks[0].last
-                with rewriter.modify_op_in_place(y):
-                    y.set_operands([y.operands[r.index] for r in keep])
-        regions = []
-        for region in op.regions:
-            fresh = Region()
-            fresh.take_body(region)
-            regions.append(fresh)
-        new = rewriter.create(IfOp, op.pred, result_types=[r.type for r in keep],
-                              regions=regions, location=op.location)
-        for r, nr in zip(keep, new.results):
-            rewriter.replace_all_uses_with(r, nr)
-        rewriter.erase_op(op)
-        return True
-
-
-def _ensure_yield(p, region: Region) -> None:
-    """The custom form may leave out a `graph.yield` without operands; put it back."""
-    if not region.blocks:
-        region.add_block(Block())
-    last = region.blocks[-1].last
-    if last is None or not (isinstance(last, Op) and last.has_trait(Terminator)):
-        region.blocks[-1].append(YieldOp.build([], location=p.location_at(p.i - 1)))
-
-
 @graph.op
-class IfOp(Op):
+class IfOp(IfLike, Op):
     """Runs the then region if the 0-d i1 `pred` is true, else the else region; the results
     are what the region that ran yields. Regions read values defined above them. The else
     region may be left out when there are no results. A dead `pred` makes the results dead.
@@ -302,56 +236,21 @@ class IfOp(Op):
     then_region = RegionDef(single_block=True)
     else_region = RegionDef(single_block=True)
     traits = (Pure(), SingleBlock())
-    canonicalization_patterns = (InlineConstantIf, RemoveUnusedIfResults)
+    canonicalization_patterns = if_patterns("graph.if")
+    condition_type = _PRED_TYPE
+    yield_name = "graph.yield"
+
+    def constant_condition(self) -> bool | None:
+        return const_pred(self.pred)
 
     def verify_(self):
         if self.pred.type is not _PRED_TYPE:
             raise self.error(f"predicate must be tensor<i1>, got {self.pred.type}")
-        if len(self.then_region.blocks) != 1:
-            raise self.error("expects the then region to have exactly one block")
-        if self.results and not self.else_region.blocks:
-            raise self.error("must have an else region if defining values")
-        for which, region in (("then", self.then_region), ("else", self.else_region)):
-            if region.blocks and region.blocks[0].args:
-                raise self.error(f"expects the {which} region's block to have no arguments")
-
-    def is_speculatable(self) -> bool:
-        """Choosing a region has no effect; whether the regions may run is their ops' call."""
-        return True
-
-    @classmethod
-    def parse(cls, p, num_results):
-        pred = p.resolve(p.parse_operand_ref(), _PRED_TYPE)
-        types = p.parse_function_result_types() if p.accept("->") else []
-        then = p.parse_region()
-        _ensure_yield(p, then)
-        other = Region()
-        if p.accept("else"):
-            other = p.parse_region()
-            _ensure_yield(p, other)
-        attrs = p.parse_optional_attr_dict()
-        return cls.build(pred, result_types=types, attributes=attrs, regions=[then, other])
-
-    def print(self, p):
-        p.write(f" {p.value(self.pred)}")
-        if self.results:
-            p.write(f" -> ({', '.join(map(str, self.result_types))})")
-        p.write(" ")
-        p.region(self.then_region, print_entry_args=False, print_block_terminators=False)
-        if self.else_region.blocks:
-            p.write(" else ")
-            p.region(self.else_region, print_entry_args=False, print_block_terminators=False)
-        p.attr_dict(self)
-
-    def interpret(self, interp, values):
-        region = self.then_region if bool(values[0]) else self.else_region
-        if not region.blocks:
-            return []
-        return interp.run_region(region, [], interp.env)
+        super().verify_()
 
 
 @graph.op
-class YieldOp(Op):
+class YieldOp(YieldLike, Op):
     """Ends a `graph.if` region, handing its values to the if's results. Left out of the
     custom form when it has no operands. Dead values pass through (the if's results are
     then dead) rather than failing, as a merge of dead inputs would.
@@ -370,36 +269,3 @@ class YieldOp(Op):
 
     def infer_result_types(self):
         return []
-
-    def verify_(self):
-        parent = self.parent_op
-        want, got = parent.result_types, self.operand_types
-        if len(got) != len(want):
-            raise self.error(f"has {len(got)} operands, but parent '{parent.name}' has "
-                             f"{len(want)} results")
-        for i, (g, w) in enumerate(zip(got, want)):
-            if g is not w:
-                raise self.error(f"type of operand #{i} ('{g}') doesn't match the type of "
-                                 f"result #{i} of parent '{parent.name}' ('{w}')")
-
-    @classmethod
-    def parse(cls, p, num_results):
-        attrs = p.parse_optional_attr_dict()
-        values = []
-        if p.tok.startswith("%"):
-            refs = p.parse_operand_refs()
-            p.expect(":")
-            tk = p.i
-            types = p.parse_type_list()
-            if len(types) != len(refs):
-                raise p.error(f"expected {len(refs)} types, found {len(types)}", tk)
-            values = [p.resolve(r, t) for r, t in zip(refs, types)]
-        return cls.build(values, result_types=[], attributes=attrs)
-
-    def print(self, p):
-        p.attr_dict(self)
-        p.operands_with_types(self.operands)
-
-    def interpret(self, interp, values):
-        from irkit.interpreter import Return
-        return Return(values)

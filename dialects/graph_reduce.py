@@ -390,7 +390,7 @@ class CrossEntropyOp(GraphOp):
     @classmethod
     def infer(cls, args, props):
         logits, labels = args
-        require_float(logits, "the logits of 'graph.cross_entropy'")
+        require_float(logits, "the logits")
         if logits.rank != 2:
             raise ShapeError(f"logits must be [batch, classes], got {logits}")
         if is_int(labels.dtype):
@@ -447,7 +447,7 @@ class MseOp(GraphOp):
     def infer(cls, args, props):
         pred, target = args
         t = same_dtype(pred, target)
-        require_float(pred, "the operands of 'graph.mse'")
+        require_float(pred, "the operands")
         broadcast_shapes(pred, target)
         return [TensorSpec((), t)]
 

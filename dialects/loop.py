@@ -28,6 +28,9 @@ from irkit.opdef import (
     SignlessIntegerOrIndex, SingleBlock, Terminator, VarOperand, VarResult,
 )
 from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
+from irkit.structured import (
+    IfLike, YieldLike, ensure_terminator, if_patterns, inline_region_before,
+)
 from irkit.types import I1, INDEX, IndexType, IntegerType, Type
 
 loop = Dialect("loop", "Structured loops and conditionals: loop.for, loop.if, loop.yield.")
@@ -54,43 +57,6 @@ def _const_int(v: Value) -> int | None:
     """The signed value of the integer constant that defines `v`, or None."""
     a = constant_value(v)
     return _signed(a.value, v.type) if isinstance(a, IntegerAttr) else None
-
-
-def _ensure_terminator(p, region: Region) -> None:
-    """Give a custom-parsed region its implicit `loop.yield` (MLIR's `ensureTerminator`):
-    the custom form leaves out a yield without operands."""
-    if not region.blocks:
-        region.add_block(Block())
-    block = region.blocks[-1]
-    last = block.last
-    if last is None or not (isinstance(last, Op) and last.has_trait(Terminator)):
-        y = YieldOp.build([], result_types=[], location=p.location_at(p.i - 1))
-        block.append(y)
-
-
-def _parse_optional_values_with_types(p) -> list[Value]:
-    """`%a, %b : T, U`, or nothing when no SSA name follows."""
-    if not p.tok.startswith("%"):
-        return []
-    refs = p.parse_operand_refs()
-    p.expect(":")
-    tk = p.i
-    types = p.parse_type_list()
-    if len(types) != len(refs):
-        raise p.error(f"expected {len(refs)} types, found {len(types)}", tk)
-    return [p.resolve(r, t) for r, t in zip(refs, types)]
-
-
-def _inline_region_before(rewriter: PatternRewriter, region: Region, op: Operation,
-                          args) -> list[Value]:
-    """Move the single block of `region` before `op` (block arguments := `args`), drop its
-    `loop.yield` and return the values that yield handed to `op`."""
-    block = region.blocks[0]
-    terminator = block.last
-    rewriter.inline_block_before(block, op, list(args))
-    values = list(terminator.operands)
-    rewriter.erase_op(terminator)
-    return values
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,7 +113,7 @@ class RemoveTrivialLoop(RewritePattern):
         step = _const_int(op.step)
         if step is None or step <= 0 or ub - lb > step:
             return False
-        values = _inline_region_before(rewriter, op.body, op, [op.lower_bound, *op.init_args])
+        values = inline_region_before(rewriter, op.body, op, [op.lower_bound, *op.init_args])
         rewriter.replace_op(op, values)
         return True
 
@@ -264,7 +230,7 @@ class ForOp(LoopLike, Op):
         args = [(iv.name, iv_type, None, iv_tk)]
         args += [(name, t, None, tk) for (name, tk), t in zip(names, types)]
         region = p.parse_region(args)
-        _ensure_terminator(p, region)
+        ensure_terminator(p, region, "loop.yield")
         attrs = p.parse_optional_attr_dict()
         return cls.build(*bounds, inits, result_types=types, attributes=attrs,
                          regions=[region])
@@ -306,27 +272,8 @@ class ForOp(LoopLike, Op):
 # ---------------------------------------------------------------------------------------------
 
 
-class InlineConstantIf(RewritePattern):
-    """`loop.if` on a constant condition is the taken region, inlined (or nothing)."""
-
-    root = "loop.if"        # IfOp is defined below this class, so the annotation is a name
-
-    def match_and_rewrite(self, op: IfOp, rewriter: PatternRewriter) -> bool:
-        c = constant_value(op.condition)
-        if not isinstance(c, IntegerAttr):
-            return False
-        region = op.then_region if c.value else op.else_region
-        if not region.blocks:
-            if op.results:
-                return False                    # invalid IR; leave it to the verifier
-            rewriter.erase_op(op)
-            return True
-        rewriter.replace_op(op, _inline_region_before(rewriter, region, op, []))
-        return True
-
-
 @loop.op
-class IfOp(Op):
+class IfOp(IfLike, Op):
     """Runs the then region if the condition holds, else the else region; the results are
     what the region that ran yields. The else region may be left out when there are no
     results.
@@ -344,51 +291,13 @@ class IfOp(Op):
     then_region = RegionDef(single_block=True)
     else_region = RegionDef(single_block=True)
     traits = (Pure(), SingleBlock())
-    canonicalization_patterns = (InlineConstantIf,)
+    canonicalization_patterns = if_patterns("loop.if")
+    condition_type = I1
+    yield_name = "loop.yield"
 
-    def verify_(self):
-        if len(self.then_region.blocks) != 1:
-            raise self.error("expects the then region to have exactly one block")
-        if self.results and not self.else_region.blocks:
-            raise self.error("must have an else block if defining values")
-        for which, region in (("then", self.then_region), ("else", self.else_region)):
-            if region.blocks and region.blocks[0].args:
-                raise self.error(f"expects the {which} region's block to have no arguments")
-
-    def is_speculatable(self) -> bool:
-        """Choosing a region has no effect; whether the regions may run is their ops' call."""
-        return True
-
-    @classmethod
-    def parse(cls, p, num_results):
-        cond = p.parse_operand_ref()
-        types = p.parse_function_result_types() if p.accept("->") else []
-        c = p.resolve(cond, I1)
-        then = p.parse_region()
-        _ensure_terminator(p, then)
-        other = Region()
-        if p.accept("else"):
-            other = p.parse_region()
-            _ensure_terminator(p, other)
-        attrs = p.parse_optional_attr_dict()
-        return cls.build(c, result_types=types, attributes=attrs, regions=[then, other])
-
-    def print(self, p):
-        p.write(f" {p.value(self.condition)}")
-        if self.results:
-            p.write(f" -> ({', '.join(map(str, self.result_types))})")
-        p.write(" ")
-        p.region(self.then_region, print_entry_args=False, print_block_terminators=False)
-        if self.else_region.blocks:
-            p.write(" else ")
-            p.region(self.else_region, print_entry_args=False, print_block_terminators=False)
-        p.attr_dict(self)
-
-    def interpret(self, interp, values):
-        region = self.then_region if values[0] else self.else_region
-        if not region.blocks:
-            return []
-        return interp.run_region(region, [], interp.env)
+    def constant_condition(self) -> bool | None:
+        c = constant_value(self.condition)
+        return bool(c.value) if isinstance(c, IntegerAttr) else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -397,7 +306,7 @@ class IfOp(Op):
 
 
 @loop.op
-class YieldOp(Op):
+class YieldOp(YieldLike, Op):
     """Ends a `loop.for` or `loop.if` region, handing values to the parent: the next
     iteration's carried values, or the results. Left out of the custom form when it has no
     operands.
@@ -412,29 +321,3 @@ class YieldOp(Op):
     name = "loop.yield"
     values_ = VarOperand(AnyType)
     traits = (Pure(), Terminator(), ReturnLike(), HasParent(*_YIELD_PARENTS))
-
-    def verify_(self):
-        parent = self.parent_op
-        want = parent.result_types
-        got = self.operand_types
-        if len(got) != len(want):
-            raise self.error(f"has {len(got)} operands, but parent '{parent.name}' has "
-                             f"{len(want)} results")
-        for i, (g, w) in enumerate(zip(got, want)):
-            if g is not w:
-                raise self.error(f"type of operand #{i} ('{g}') doesn't match the type of "
-                                 f"result #{i} of parent '{parent.name}' ('{w}')")
-
-    @classmethod
-    def parse(cls, p, num_results):
-        attrs = p.parse_optional_attr_dict()
-        return cls.build(_parse_optional_values_with_types(p), result_types=[],
-                         attributes=attrs)
-
-    def print(self, p):
-        p.attr_dict(self)
-        p.operands_with_types(self.operands)
-
-    def interpret(self, interp, values):
-        from irkit.interpreter import Return
-        return Return(values)

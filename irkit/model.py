@@ -191,23 +191,13 @@ class Model:
         return f"<Model {self.name}({ins}) -> {', '.join(self.outputs)} [{self.engine}]>"
 
 
-def model_modules(top: Operation) -> dict[str, Operation]:
-    """The nested `module @name` ops of a compiled DSL file, by name."""
-    from irkit.symbols import symbol_name
-    out = {}
-    for op in top.regions[0].blocks[0].ops:
-        if op.name == "builtin.module" and symbol_name(op):
-            out[symbol_name(op)] = op
-    return out
-
-
 def load_model(path: str | Path, model: str | None = None,
                engine: str = "interpreter") -> Model:
     """Compile a `.irk` file and return one of its models, ready to run.
 
     `model` may be left out when the file defines exactly one model.
     """
-    from irkit.dsl import compile_file
+    from irkit.dsl import compile_file, model_modules
     top = compile_file(str(path))
     models = model_modules(top)
     if model is None:

@@ -47,19 +47,13 @@ def build_arg_parser() -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from irkit.diagnostics import IRError
-    from irkit.dsl import compile_source, find_model
+    from irkit.dsl import compile_source, model_modules
     from irkit.printer import print_op
-    if args.input == "-":
-        text, filename = sys.stdin.read(), "<stdin>"
-    else:
-        try:
-            with open(args.input, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            sys.stderr.write(f"irkit-compile: error: cannot read '{args.input}': "
-                             f"{e.strerror}\n")
-            return 1
-        filename = args.input
+    from irkit.tools.opt import read_input
+    source = read_input("irkit-compile", args.input)
+    if source is None:
+        return 1
+    text, filename = source
     try:
         module = EMITTERS[args.emit](compile_source(text, filename))
     except IRError as e:
@@ -67,13 +61,12 @@ def run(args) -> int:
         return 1
     op = module
     if args.model is not None:
-        op = find_model(module, args.model)
-        if op is None:
-            names = [m.properties["sym_name"].value for m in module.regions[0].ops
-                     if m.name == "builtin.module" and "sym_name" in m.properties]
+        models = model_modules(module)
+        if args.model not in models:
             sys.stderr.write(f"irkit-compile: error: no model '{args.model}' in "
-                             f"{filename} (models: {', '.join(names)})\n")
+                             f"{filename} (models: {', '.join(models)})\n")
             return 1
+        op = models[args.model]
     text = print_op(op, generic=args.mlir_print_op_generic, debuginfo=args.mlir_print_debuginfo)
     text = text if text.endswith("\n") else text + "\n"
     if args.output == "-":

@@ -253,20 +253,27 @@ def _main(argv: list[str]) -> int:
     except PassPipelineError as e:
         sys.stderr.write(f"irkit-opt: error: {e}\n")
         return 2
-    if args.input == "-":
-        text, filename = sys.stdin.read(), "<stdin>"
-    else:
-        try:
-            with open(args.input, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            sys.stderr.write(f"irkit-opt: error: cannot read '{args.input}': {e.strerror}\n")
-            return 1
-        filename = args.input
+    source = read_input("irkit-opt", args.input)
+    if source is None:
+        return 1
+    text, filename = source
     if args.output == "-":
         return run(args, pm, text, filename, sys.stdout)
     with open(args.output, "w", encoding="utf-8") as out:
         return run(args, pm, text, filename, out)
+
+
+def read_input(tool: str, path: str) -> tuple[str, str] | None:
+    """The text and file name of a tool's input (`-`: stdin), or None after printing
+    `tool: error: cannot read ...`."""
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    except OSError as e:
+        sys.stderr.write(f"{tool}: error: cannot read '{path}': {e.strerror}\n")
+        return None
 
 
 def _load_plugin(path: str) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from irkit.dsl.syntax import DSLError, DSLSyntaxError
 
-__all__ = ["compile_source", "compile_file", "find_model", "DSLError", "DSLSyntaxError"]
+__all__ = ["compile_source", "compile_file", "find_model", "model_modules", "DSLError", "DSLSyntaxError"]
 
 
 def compile_source(text: str, filename: str = "<string>"):
@@ -41,8 +41,13 @@ def compile_file(path: str):
         return compile_source(f.read(), path)
 
 
-def find_model(module, name: str):
+def model_modules(top) -> dict:
+    """The nested `module @name` ops of a compiled file, by name, in file order."""
+    from irkit.symbols import symbol_name
+    return {symbol_name(op): op for op in top.regions[0].blocks[0].ops
+            if op.name == "builtin.module" and symbol_name(op)}
+
+
+def find_model(top, name: str):
     """The nested `module @name` of a compiled file, or None."""
-    from irkit.symbols import lookup_symbol_in
-    op = lookup_symbol_in(module, name)
-    return op if op is not None and op.name == "builtin.module" else None
+    return model_modules(top).get(name)

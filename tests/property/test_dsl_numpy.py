@@ -17,7 +17,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import irkit
-from irkit.model import Model, model_modules
+from irkit.dsl import model_modules
+from irkit.model import Model
 
 _UNARY = {
     "tanh": np.tanh,

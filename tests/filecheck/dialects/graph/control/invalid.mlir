@@ -60,7 +60,7 @@ func.func @if_pred_type(%p: tensor<2xi1>, %x: tensor<f32>) {
 // -----
 
 func.func @if_results_need_else(%p: tensor<i1>, %x: tensor<f32>) {
-  // expected-error @+1 {{'graph.if' op must have an else region if defining values}}
+  // expected-error @+1 {{'graph.if' op must have an else block if defining values}}
   %r = graph.if %p -> (tensor<f32>) {
     graph.yield %x : tensor<f32>
   }
