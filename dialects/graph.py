@@ -3,7 +3,9 @@
 Every op takes and returns ranked tensors (`tensor<?x784xf32>`; a scalar is `tensor<f32>`)
 and follows numpy's semantics, broadcasting included. The op classes live in family modules
 imported at the end of this file (`graph_elementwise`, `graph_reduce`, `graph_shape`,
-`graph_nn`, `graph_control`); this module holds what they share:
+`graph_nn`, `graph_control`), each of which imports the families built on it at its own end
+(`graph_compare`; `graph_loss`, `graph_linalg`; `graph_slice`, `graph_indexing`;
+`graph_nn_grad`); this module holds what they share:
 
 - **Shape functions.** Each op declares `infer(cls, args, props)`: from the operands'
   `TensorSpec`s (a shape and an element type) and the op's properties as Python values, the
@@ -22,7 +24,11 @@ imported at the end of this file (`graph_elementwise`, `graph_reduce`, `graph_sh
   `fold_identity` is the hook for algebraic folds that need only some operands constant.
 
 Variables (`graph.variable`, `graph.read`, `graph.assign`) and `graph.constant` are defined
-here: they are the dialect's storage, and every family module uses them.
+here: they are the dialect's storage, and every family module uses them. For automatic
+differentiation (`irkit.autodiff`) they need no rules: a constant and a read have no operands,
+so they are leaves, and the parameters of a model are differentiated against as the values
+read (`autodiff.grad %loss wrt %w` with `%w = graph.read @w`), as TensorFlow 1 does; an assign
+has no results, so no derivative flows back through it.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from irkit.attributes import (
     BoolAttr, DenseArrayAttr, DenseElementsAttr, DictionaryAttr, FloatAttr, IntegerAttr,
     StringAttr, SymbolRefAttr, TypeAttr, numpy_dtype,
 )
+from irkit.autodiff import NonDifferentiable
 from irkit.ir import Operation
 from irkit.opdef import (
     AnyTensor, ConstantLike, Dialect, FlatSymbolRef, Op, Operand, OptProp, Prop, Pure, Result,
@@ -380,7 +387,8 @@ def compatible(a: Type, b: Type) -> bool:
 
 @graph.op
 class ConstantOp(Op):
-    """A constant tensor.
+    """A constant tensor. Without operands it is a leaf of differentiation: nothing flows
+    into it, and a derivative may still be asked with respect to its value.
 
         %c = graph.constant dense<[1.0, 2.0]> : tensor<2xf32>
     """
@@ -610,7 +618,10 @@ class _VariableAccess(Op):
 
 @graph.op
 class ReadOp(_VariableAccess):
-    """The current value of a variable (the lecture's variable node).
+    """The current value of a variable (the lecture's variable node). Its result is a leaf of
+    differentiation: gradients with respect to a parameter are asked `wrt` the value read.
+    Derivatives do not flow through the variable's state, so a read after an assign is a
+    new leaf, not a function of the value assigned.
 
         graph.variable @w : tensor<3xf32> init zeros
         func.func @f() -> tensor<3xf32> {
@@ -646,7 +657,8 @@ class ReadOp(_VariableAccess):
 @graph.op
 class AssignOp(_VariableAccess):
     """Overwrite a variable with a new value (the lecture's `assign`): how a training step
-    updates its parameters in place.
+    updates its parameters in place. It has no results, so no derivative flows back through
+    it (`NonDifferentiable`): an update in the scope of a gradient is never differentiated.
 
         graph.variable @w : tensor<3xf32> init zeros
         func.func @f(%v: tensor<3xf32>) {
@@ -658,6 +670,7 @@ class AssignOp(_VariableAccess):
     name = "graph.assign"
     variable = Prop(FlatSymbolRef)
     value = Operand(AnyTensor)
+    traits = (NonDifferentiable(),)
 
     def verify_(self):
         self._check(self.value.type)
@@ -683,7 +696,10 @@ class AssignOp(_VariableAccess):
         return []
 
 
-# The op families: imported last, since they build on everything above.
+# The op families: imported last, since they build on everything above. Families built on one
+# of these (graph_nn_grad on graph_nn, ...) are imported at the end of that one instead: when a
+# program imports graph_nn first, this line runs while graph_nn is only half-defined, too early
+# for a module that imports names from it.
 from irkit.dialects import (  # noqa: E402,F401
     graph_control, graph_elementwise, graph_nn, graph_reduce, graph_shape,
 )

@@ -13,6 +13,13 @@ and only the taken one runs. Passes and code generation want this form; the pass
 Deadness composes across both forms: a `graph.if` whose predicate is dead is skipped (its
 results are dead), and a `graph.yield` passes dead values on instead of failing, so a raised
 conditional nested in a dataflow one behaves as the subgraph it replaced.
+
+**Derivatives** follow the same split. In dataflow form they are dataflow too (TensorFlow 1's
+rules): a switch's cotangent is the merge of its two outputs' cotangents, a merge's is routed
+back by a switch on which input was live, so the backward graph holds the mirror conditional
+and deadness skips the untaken branch's cotangent ops at run time. A `graph.if` is
+differentiated into another `graph.if` on the same predicate whose regions run reverse (or
+forward) mode over their own branch, so only the taken branch's derivative is computed.
 """
 
 from __future__ import annotations
@@ -20,15 +27,17 @@ from __future__ import annotations
 import numpy as np
 
 from irkit.attributes import DenseElementsAttr
-from irkit.ir import BlockArgument, Operation, Value
+from irkit.autodiff import ADBuilder, captured_values, jvp_graph, vjp_graph
+from irkit.builder import Builder
+from irkit.ir import Block, BlockArgument, Operation, Region, Value
 from irkit.opdef import (
     AnyTensor, HasParent, Op, Operand, Pure, RegionDef, Result, ReturnLike, SingleBlock,
-    Terminator, VarOperand, VarResult,
+    Terminator, VarOperand, VarResult, has_trait,
 )
 from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
 from irkit.structured import IfLike, YieldLike, if_patterns
 from irkit.types import I1, I32, RankedTensorType
-from irkit.dialects.graph import ConstantOp, GraphOp, ShapeError, TensorSpec, graph
+from irkit.dialects.graph import ConstantOp, GraphOp, ShapeError, TensorSpec, graph, is_float
 
 _PRED_TYPE = RankedTensorType((), I1)
 
@@ -134,6 +143,23 @@ class SwitchOp(GraphOp):
         from irkit.interpreter import DEAD
         return (DEAD, data) if bool(pred) else (data, DEAD)
 
+    def nondiff_operands(self):
+        return (1,)                     # the outputs are piecewise constant in the predicate
+
+    def vjp(self, ad, cts):
+        """data's cotangent is merge(false side's, true side's) (TensorFlow 1's rule). The
+        cotangent of a side is computed from the ops that side feeds, so it is dead exactly
+        when that side is; a side nothing flows back through gets `zeros_like` of itself,
+        which is dead under the same condition. The merge thus sees one live input."""
+        sides = [c if c is not None else ad.zeros_like(r)
+                 for c, r in zip(cts, (self.if_false, self.if_true))]
+        return [ad.op("graph.merge", sides)[0], None]
+
+    def jvp(self, ad, tangents):
+        """The tangent takes the branch the value takes: a switch of it on the predicate."""
+        t = tangents[0]
+        return [None, None] if t is None else ad.op("graph.switch", t, self.pred)
+
 
 # ---------------------------------------------------------------------------------------------
 # graph.merge
@@ -210,6 +236,30 @@ class MergeOp(GraphOp):
                                    self.location)
         return inputs[live[0]], np.asarray(live[0], dtype=np.int32)
 
+    def vjp(self, ad, cts):
+        """The cotangent goes back to the input that was live: for input i it is the true
+        side of a switch on `index == i`, dead unless input i was the one forwarded (the
+        index, an integer, carries no derivative). A merge of one input forwards it whenever
+        it is live, so its cotangent needs no routing."""
+        ct = cts[0]
+        if ct is None:
+            return [None] * len(self.inputs)
+        if len(self.inputs) == 1:
+            return [ct]
+        out = []
+        for i in range(len(self.inputs)):
+            here = ad.op("graph.cmp", self.index, ad.constant(np.int32(i), I32), predicate="eq")
+            out.append(ad.op("graph.switch", ct, here)[1])
+        return out
+
+    def jvp(self, ad, tangents):
+        """The merge of the inputs' tangents; an input without one contributes zeros that are
+        dead when it is, so again exactly one input is live."""
+        if all(t is None for t in tangents):
+            return [None, None]
+        ts = [t if t is not None else ad.zeros_like(x) for t, x in zip(tangents, self.inputs)]
+        return [ad.op("graph.merge", ts)[0], None]
+
 
 # ---------------------------------------------------------------------------------------------
 # graph.if and graph.yield
@@ -248,12 +298,108 @@ class IfOp(IfLike, Op):
             raise self.error(f"predicate must be tensor<i1>, got {self.pred.type}")
         super().verify_()
 
+    def nondiff_operands(self):
+        return (0,)                     # the results are piecewise constant in the predicate
+
+    def vjp(self, ad, cts):
+        """Cotangents of the values the regions capture: a new `graph.if` on the same
+        predicate whose regions recompute their branch's forward ops and run reverse mode
+        over them, seeded with the results' cotangents, so only the taken branch's gradient
+        is built at run time. It yields one cotangent per captured float value some branch
+        sends one to (zeros from the branch that does not)."""
+        xs = [v for v in captured_values(self) if _is_float_tensor(v)]
+        # Where the engine tells which values depend on what is differentiated against, only
+        # those get cotangents; the others' would be dropped (canonicalize deletes them).
+        active = getattr(ad, "active", None)
+        if active is not None:
+            xs = [x for x in xs if x in active]
+        branches = []
+        for region in (self.then_region, self.else_region):
+            block, ops, yields = _recompute(region)
+            b = _builder_at_end(block, ad)
+            pairs = [(y, c) for y, c in zip(yields, cts) if c is not None]
+            grads = vjp_graph(ops, [y for y, _ in pairs], [c for _, c in pairs], xs, b) \
+                if pairs else [None] * len(xs)
+            branches.append((block, b, grads))
+        keep = [k for k in range(len(xs)) if any(g[k] is not None for _, _, g in branches)]
+        new = self._derivative_if(ad, branches, keep, xs)
+        return {xs[k]: r for k, r in zip(keep, new.results)} if new is not None else {}
+
+    def jvp(self, ad, tangents, captured):
+        """Tangents of the results: a new `graph.if` on the same predicate whose regions
+        recompute their branch and run forward mode over it from the captured values'
+        tangents (zeros from a branch whose result does not depend on them)."""
+        xs = list(captured)
+        branches = []
+        for region in (self.then_region, self.else_region):
+            block, ops, yields = _recompute(region)
+            b = _builder_at_end(block, ad)
+            want = [i for i, y in enumerate(yields) if _is_float_tensor(y)]
+            found = jvp_graph(ops, xs, [captured[x] for x in xs], [yields[i] for i in want], b)
+            tans = [None] * len(yields)
+            for i, t in zip(want, found):
+                tans[i] = t
+            branches.append((block, b, tans))
+        keep = [i for i in range(len(self.results)) if any(t[i] is not None
+                                                           for _, _, t in branches)]
+        new = self._derivative_if(ad, branches, keep, self.results)
+        out = [None] * len(self.results)
+        for i, r in zip(keep, new.results if new is not None else []):
+            out[i] = r
+        return out
+
+    def _derivative_if(self, ad, branches, keep, like) -> Operation | None:
+        """The `graph.if` on this predicate whose regions are `branches` (block, builder,
+        derivatives), yielding derivative k of each for k in `keep` (zeros like `like[k]`
+        where a branch has none); None, and the branches dropped, when `keep` is empty."""
+        if not keep:
+            for block, _, _ in branches:
+                for op in block.ops:
+                    op.drop_all_references()
+            return None
+        regions = []
+        for block, b, ds in branches:
+            sub = ADBuilder(b)
+            vals = [ds[k] if ds[k] is not None else sub.zeros_like(like[k]) for k in keep]
+            b.insert(YieldOp.build(vals, location=ad.location))
+            regions.append(Region(blocks=[block]))
+        new = IfOp.build(self.pred, result_types=[like[k].type for k in keep], regions=regions,
+                         location=ad.location)
+        ad.builder.insert(new)
+        return new
+
+
+def _is_float_tensor(v: Value) -> bool:
+    return isinstance(v.type, RankedTensorType) and is_float(v.type.element)
+
+
+def _recompute(region: Region) -> tuple[Block, list[Operation], list[Value]]:
+    """A copy of `region`'s block without its terminator, for a derivative region to run the
+    branch again (its values are not visible outside the forward if): the new block, its ops
+    in order, and the values the terminator yields, in terms of the copy."""
+    src = region.blocks[0]
+    block, ops, mapping = Block(), [], {}
+    yields: list[Value] = []
+    for op in src.ops:
+        if has_trait(op, Terminator):
+            yields = [mapping.get(v, v) for v in op.operands]
+            break
+        ops.append(block.append(op.clone(mapping)))
+    return block, ops, yields
+
+
+def _builder_at_end(block: Block, ad: ADBuilder) -> Builder:
+    b = Builder.at_end(block)
+    b.location = ad.location
+    return b
+
 
 @graph.op
 class YieldOp(YieldLike, Op):
     """Ends a `graph.if` region, handing its values to the if's results. Left out of the
     custom form when it has no operands. Dead values pass through (the if's results are
-    then dead) rather than failing, as a merge of dead inputs would.
+    then dead) rather than failing, as a merge of dead inputs would. It has no derivative
+    rule of its own: the if's rules differentiate its regions as a whole.
 
         %r = graph.if %p -> (tensor<f32>) {
           graph.yield %a : tensor<f32>

@@ -1,16 +1,18 @@
-"""Elementwise graph ops: unary and binary arithmetic, comparisons, logic, `where`, `cast`.
+"""Elementwise graph ops: unary and binary arithmetic and logic, and `zeros_like`.
 
 Binary ops broadcast as numpy does and need both operands of one element type (no implicit
 promotion; the DSL writes `cast`). Each op is a class made from one table row: its name,
-its numpy kernel, the element types it accepts, and a docstring example.
+its numpy kernel, the element types it accepts, and a docstring example. The elementwise ops
+with element-type rules of their own (comparisons, `where`, `cast`) are in
+`graph_compare.py`, which builds on this module's `BinaryOp` and fold helpers.
 
-Canonicalization comes in two tables and a few named patterns:
+Canonicalization comes in two tables and a named pattern:
 
 - `_UNARY_LAWS` and `_BINARY_LAWS` are identity folds (`x * 1 -> x`, `-(-x) -> x`,
   `x - x -> 0` for integers): they return an existing value or a constant, never a new op.
 - `_PEEPHOLES` are one-line rewrites that build ops (`x - (-y) -> x + y`).
-- Longer rewrites are pattern classes: `NegOfConstant` (`x * -1 -> -x`), `CmpConstantRight`,
-  `NotOfIntCmp`, `CastOfCast`.
+- Longer rewrites are pattern classes: `NegOfConstant` (`x * -1 -> -x`) here, and
+  `CmpConstantRight`, `NotOfIntCmp`, `CastOfCast` in `graph_compare.py`.
 
 Every rule is exact in IEEE arithmetic, signed zeros and NaN included, which is why some
 familiar ones are missing: `x * 0 -> 0` and `x - x -> 0` hold for integers only (inf and NaN),
@@ -18,23 +20,29 @@ familiar ones are missing: `x * 0 -> 0` and `x - x -> 0` hold for integers only 
 NaN, not x, for x < 0. A rule that drops an operand also needs the result to have the kept
 value's shape at run time, not only its type (`_keeps_shape`): with `x: tensor<?xf32>`,
 `x * dense<1.0> : tensor<3xf32>` broadcasts a size-1 x to 3 elements.
+
+Derivatives (see `irkit.autodiff`) sit in one table too: `_DERIVATIVES` gives each arithmetic
+op one partial per operand, from which `_declare` makes its `vjp` (`transpose` for the
+`Linear` neg, add, sub) and `jvp`. Logic (and, or, not) is `NonDifferentiable`.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from irkit.attributes import DenseElementsAttr, StringAttr, numpy_dtype
+from irkit.attributes import DenseElementsAttr, numpy_dtype
+from irkit.autodiff import Linear, NonDifferentiable
 from irkit.dialects import arith_fold as af
 from irkit.ir import Operation, Value
 from irkit.opdef import AnyTensor, Commutative, Elementwise, Operand, Pure, Result
 from irkit.peephole import peephole
 from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
-from irkit.types import I1, FloatType, IntegerType, RankedTensorType, Type
+from irkit.types import I1, RankedTensorType, Type
 from irkit.dialects.graph import (
-    GraphOp, ShapeError, StrProp, TensorSpec, broadcast_shapes, graph, is_float, is_int,
+    FOLD_LIMIT, GraphOp, ShapeError, TensorSpec, broadcast_shapes, graph, is_float, is_int,
     same_dtype,
 )
 
@@ -192,18 +200,68 @@ _UNARY = [
 ]
 
 
-def _declare(base, short: str, kernel, kind: str, summary: str, example: str, **extra):
+def _declare(base, short: str, kernel, kind: str, summary: str, example: str,
+             traits: tuple = _TRAITS, **extra):
     """Make and register the op class of one table row; it is also a module attribute
-    (`AddOp`, `NegOp`...) so that code and tests can name it."""
+    (`AddOp`, `NegOp`...) so that code and tests can name it. Its derivative rules come from
+    `_DERIVATIVES`; an op without an entry (and, or, not) is `NonDifferentiable`."""
     cls_name = f"{short.capitalize()}Op"
+    partials = _DERIVATIVES.get(short)
+    if partials is None:
+        traits = traits + (NonDifferentiable(),)
+    else:
+        linear = short in _LINEAR
+        traits = traits + ((Linear(),) if linear else ())
+        extra.update(_partials=partials if isinstance(partials, tuple) else (partials,),
+                     jvp=_elementwise_jvp, **{"transpose" if linear else "vjp": _elementwise_vjp})
     cls = type(cls_name, (base,), {
         "__doc__": f"{summary}\n\n        {example}\n    ",
         "__slots__": (), "name": f"graph.{short}", "_kernel": staticmethod(kernel),
         "_kind": kind, "__module__": __name__, "__qualname__": cls_name,
-        "canonicalization_patterns": _PEEPHOLES.get(short, ()), **extra,
+        "canonicalization_patterns": _PEEPHOLES.get(short, ()), "traits": traits, **extra,
     })
     globals()[cls_name] = cls
     return graph.op(cls)
+
+
+@graph.op
+class ZerosLikeOp(GraphOp):
+    """Zeros of the operand's type and run-time shape; its values are not read, so no
+    derivative flows through it. Dead when the operand is dead: it folds to a constant only
+    when the operand cannot be, since the zero cotangent of a switch's untaken branch must
+    stay dead for the merge that joins the branches.
+
+        %z = graph.zeros_like %x : (tensor<?x4xf32>) -> tensor<?x4xf32>
+    """
+
+    name = "graph.zeros_like"
+    operand = Operand(AnyTensor)
+    result = Result(AnyTensor)
+    traits = _TRAITS
+
+    @classmethod
+    def infer(cls, args, props):
+        return [args[0]]
+
+    def nondiff_operands(self):
+        return (0,)
+
+    def vjp(self, ad, cts):
+        return [None]
+
+    def jvp(self, ad, tangents):
+        return [None]
+
+    def evaluate(self, x):
+        return np.zeros_like(x)
+
+    def fold(self, operands):
+        from irkit.dialects.graph_control import may_be_dead
+        t = self.results[0].type
+        if may_be_dead(self.operand) or (t.has_static_shape and t.num_elements > FOLD_LIMIT):
+            return None
+        zeros = _filled(0, t)
+        return None if zeros is None else [zeros]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,6 +428,142 @@ _BINARY = [
 ]
 
 
+# ---------------------------------------------------------------------------------------------
+# Derivatives
+# ---------------------------------------------------------------------------------------------
+
+# An elementwise op's Jacobian is diagonal (after broadcasting), so one function per operand
+# gives both modes, as JAX's `defjvp` does: `partial(m, *operands, result, g)` returns the
+# partial derivative in that operand times g. Forward mode applies it to the operand's tangent
+# and sums over operands; reverse mode applies it to the result's cotangent and sums it back to
+# the operand's shape (`ad.unbroadcast`). Rules reuse the forward result where that is the
+# standard trick (exp, tanh, sigmoid, sqrt, div) and are valid for every float type: constants
+# take their operand's element type. Integer uses of the num ops never get here (the engine
+# differentiates float tensors only).
+
+
+class _Math:
+    """The rules' view of the `ADBuilder`: `m.mul(a, b)` builds `graph.mul` (properties as
+    keywords: `m.cmp(a, b, predicate="gt")`) and `m.c(v, like)` a 0-d constant of like's
+    element type, so that each rule reads as its formula."""
+
+    def __init__(self, ad) -> None:
+        self.ad = ad
+
+    def __getattr__(self, short: str):
+        return functools.partial(self.ad.op, f"graph.{short}")
+
+    def c(self, value: float, like: Value) -> Value:
+        return self.ad.scalar(value, like)
+
+
+def _d_abs(m: _Math, x, y, g):
+    """sign(x) dx, 0 at x = 0 (numpy's sign; also for NaN)"""
+    zero = m.c(0.0, x)
+    up = m.where(m.cmp(x, zero, predicate="gt"), g, zero)
+    return m.where(m.cmp(x, zero, predicate="lt"), m.neg(g), up)
+
+
+def _d_gelu(m: _Math, x, y, g):
+    """With t = tanh(u), u = c (x + k x^3) as `_gelu` computes it, y = x (1 + t) / 2 and
+    dy = ((1 + t) / 2 + x/2 (1 - t^2) c (1 + 3k x^2)) dx. t is rebuilt: y/x gives it only
+    where x != 0."""
+    c, k = math.sqrt(2.0 / math.pi), 0.044715
+    x2 = m.mul(x, x)
+    t = m.tanh(m.mul(m.c(c, x), m.add(x, m.mul(m.c(k, x), m.mul(x2, x)))))
+    du = m.mul(m.c(c, x), m.add(m.c(1.0, x), m.mul(m.c(3 * k, x), x2)))        # du/dx
+    dt = m.mul(m.sub(m.c(1.0, x), m.mul(t, t)), du)                              # dt/dx
+    half = m.c(0.5, x)
+    return m.mul(g, m.add(m.mul(half, m.add(m.c(1.0, x), t)), m.mul(m.mul(half, x), dt)))
+
+
+def _d_pow_base(m: _Math, x, y, z, g):
+    """y x^(y-1) dx, and 0 at x = y = 0 (x^0 = 1 for every x; the formula is 0 * inf there).
+    The guard is limited to x = 0 so that the rule's own derivatives stay exact elsewhere
+    (at y = 0 the mixed derivative is x^-1, not 0); it folds away for a constant exponent."""
+    zero = m.c(0.0, y)
+    d = m.mul(y, m.pow(x, m.sub(y, m.c(1.0, y))))
+    at_zero = m.where(m.cmp(y, zero, predicate="eq"), zero, d)
+    return m.mul(g, m.where(m.cmp(x, zero, predicate="eq"), at_zero, d))
+
+
+def _d_pow_exponent(m: _Math, x, y, z, g):
+    """ln(x) x^y dy, finite wherever x > 0; 0 where x = 0 (0^y is constant for y > 0), by
+    taking the log of 1 there."""
+    safe = m.where(m.cmp(x, m.c(0.0, x), predicate="eq"), m.c(1.0, x), x)
+    return m.mul(g, m.mul(m.log(safe), z))
+
+
+def _chosen(predicate: str, side: int):
+    """The partial of maximum (`predicate` "ge") or minimum ("le") in operand `side`: g where
+    that operand is the result, 0 elsewhere. Ties (x == y, +0 against -0 included) go to the
+    first operand in both modes, a subgradient as relu's 0 at 0 is. (The folder moves a
+    constant first operand to the right, which hands its ties to the other operand.)"""
+
+    def partial(m: _Math, x, y, z, g):
+        first = m.cmp(x, y, predicate=predicate)
+        zero = m.c(0.0, g)
+        return m.where(first, g, zero) if side == 0 else m.where(first, zero, g)
+
+    return partial
+
+
+#: op -> its partial (unary) or (partial in x, partial in y) (binary); each maps g to f' g.
+_DERIVATIVES = {
+    "neg": lambda m, x, y, g: m.neg(g),                                     # -dx
+    "abs": _d_abs,                                                          # sign(x) dx
+    "exp": lambda m, x, y, g: m.mul(g, y),                                  # e^x dx = y dx
+    "log": lambda m, x, y, g: m.div(g, x),                                  # dx / x
+    "sin": lambda m, x, y, g: m.mul(g, m.cos(x)),                           # cos(x) dx
+    "cos": lambda m, x, y, g: m.neg(m.mul(g, m.sin(x))),                    # -sin(x) dx
+    "tanh": lambda m, x, y, g: m.mul(g, m.sub(m.c(1.0, y), m.mul(y, y))),   # (1 - y^2) dx
+    "sqrt": lambda m, x, y, g: m.div(g, m.mul(y, m.c(2.0, y))),             # dx / 2y
+    "rsqrt": lambda m, x, y, g: m.mul(m.mul(g, m.div(y, x)), m.c(-0.5, y)),  # -y / 2x dx
+    "sigmoid": lambda m, x, y, g: m.mul(g, m.mul(y, m.sub(m.c(1.0, y), y))),  # y (1 - y) dx
+    "relu": lambda m, x, y, g: m.where(m.cmp(x, m.c(0.0, x), predicate="gt"), g,
+                                       m.c(0.0, x)),                        # 0 at x <= 0
+    "gelu": _d_gelu,
+    "softplus": lambda m, x, y, g: m.mul(g, m.sigmoid(x)),                  # sigmoid(x) dx
+    "add": (lambda m, x, y, z, g: g, lambda m, x, y, z, g: g),             # dx + dy
+    "sub": (lambda m, x, y, z, g: g, lambda m, x, y, z, g: m.neg(g)),      # dx - dy
+    "mul": (lambda m, x, y, z, g: m.mul(g, y),                              # y dx
+            lambda m, x, y, z, g: m.mul(g, x)),                             # + x dy
+    "div": (lambda m, x, y, z, g: m.div(g, y),                              # dx / y
+            lambda m, x, y, z, g: m.neg(m.mul(m.div(g, y), z))),            # - (x/y) / y dy
+    "pow": (_d_pow_base, _d_pow_exponent),
+    "maximum": (_chosen("ge", 0), _chosen("ge", 1)),
+    "minimum": (_chosen("le", 0), _chosen("le", 1)),
+}
+
+#: the ops linear in all their operands: their reverse rule is their `transpose`
+_LINEAR = frozenset({"neg", "add", "sub"})
+
+
+def _elementwise_vjp(self, ad, cts):
+    """Reverse mode: each operand's partial applied to the result's cotangent, summed back to
+    the operand's shape where the operand was broadcast. (For the `Linear` ops, which get it
+    as `transpose`, no partial reads the forward values.)"""
+    m, z = _Math(ad), self.results[0]
+    return [ad.unbroadcast(d(m, *self.operands, z, cts[0]), v)
+            for d, v in zip(self._partials, self.operands)]
+
+
+def _elementwise_jvp(self, ad, tangents):
+    """Forward mode: the sum of each operand's partial applied to its tangent. A tangent
+    that alone does not span the result (`x + b` along x, b wider than x) gets zeros of the
+    result's shape added, which broadcasts it."""
+    m, z = _Math(ad), self.results[0]
+    parts = [d(m, *self.operands, z, t) for d, t in zip(self._partials, tangents)
+             if t is not None]
+    if not parts:
+        return [None]
+    total = ad.sum(parts)
+    idle = [v for v, t in zip(self.operands, tangents) if t is None]
+    if not _keeps_shape(total, z.type, idle):
+        total = m.add(total, ad.zeros_like(z))
+    return [total]
+
+
 for _short, _kernel, _kind, _summary in _UNARY:
     _t = "i1" if _kind == "bool" else "f32"
     _declare(UnaryOp, _short, _kernel, _kind, _summary,
@@ -385,244 +579,6 @@ for _short, _kernel, _kind, _comm, _summary in _BINARY:
              _laws=tuple(law[1:] for law in _BINARY_LAWS if law[0] == _short))
 
 
-# ---------------------------------------------------------------------------------------------
-# Comparison
-# ---------------------------------------------------------------------------------------------
-
-_PREDICATES = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
-               "eq": np.equal, "ne": np.not_equal}
-#: `a p b == b swapped[p] a`, exact for floats too (NaN makes both sides false)
-_SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
-#: `not(a p b) == a inverse[p] b`, for integers only (with a NaN both a < b and a >= b fail)
-_INVERSE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
-#: `x p x`: for integers every predicate; for floats only lt and gt (NaN == NaN is false)
-_SELF = {"lt": False, "gt": False, "le": True, "ge": True, "eq": True, "ne": False}
-
-
-@graph.op
-class CmpOp(BinaryOp):
-    """Comparison giving an i1 tensor; `predicate` is one of lt, le, gt, ge, eq, ne.
-
-        %r = graph.cmp %x, %y {predicate = "lt"} : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
-    """
-
-    name = "graph.cmp"
-    predicate = StrProp(tuple(_PREDICATES))
-    traits = _TRAITS
-    _kind = "num"
-
-    @classmethod
-    def infer(cls, args, props):
-        a, b = args
-        same_dtype(a, b)
-        return [TensorSpec(broadcast_shapes(a, b), I1)]
-
-    def evaluate(self, a, b):
-        return np.asarray(_PREDICATES[self.props()["predicate"]](a, b))
-
-    def fold_identity(self, operands):
-        if self.lhs is not self.rhs:
-            return None
-        p = self.properties["predicate"].value
-        if is_float(self.lhs.type.element) and p not in ("lt", "gt"):
-            return None                                     # x <= x is false for NaN
-        attr = _filled(_SELF[p], self.results[0].type)     # x < x = false, x == x = true
-        return None if attr is None else [attr]
-
-
-class CmpConstantRight(RewritePattern):
-    """`cmp(c, x) {p} -> cmp(x, c) {swapped p}`: constants on the right, as the folder puts
-    them for commutative ops, so later rules look at one side only."""
-
-    def match_and_rewrite(self, op: CmpOp, rewriter: PatternRewriter) -> bool:
-        if constant_value(op.lhs) is None or constant_value(op.rhs) is not None:
-            return False
-        p = _SWAPPED[op.properties["predicate"].value]
-        rewriter.replace_op_with_new(op, CmpOp, op.rhs, op.lhs, predicate=StringAttr(p))
-        return True
-
-
-class NotOfIntCmp(RewritePattern):
-    """`not(cmp(x, y) {p}) -> cmp(x, y) {inverse p}` for integer operands (floats: NaN)."""
-
-    root = "graph.not"
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
-        cmp = _producer(op.operand, "graph.cmp")
-        if cmp is None or is_float(cmp.lhs.type.element) or \
-                cmp.results[0].type is not op.results[0].type:
-            return False
-        p = _INVERSE[cmp.properties["predicate"].value]
-        rewriter.replace_op_with_new(op, CmpOp, cmp.lhs, cmp.rhs, predicate=StringAttr(p))
-        return True
-
-
-CmpOp.canonicalization_patterns = (CmpConstantRight,)
-graph.ops["graph.not"].canonicalization_patterns = (NotOfIntCmp,)
-
-
-# ---------------------------------------------------------------------------------------------
-# Select and cast
-# ---------------------------------------------------------------------------------------------
-
-
-@graph.op
-class WhereOp(GraphOp):
-    """Elementwise choice: `x` where `cond` is true, else `y`, all three broadcast.
-
-        %r = graph.where %c, %x, %y : (tensor<4xi1>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
-    """
-
-    name = "graph.where"
-    cond = Operand(AnyTensor)
-    lhs = Operand(AnyTensor)
-    rhs = Operand(AnyTensor)
-    result = Result(AnyTensor)
-    traits = _TRAITS
-
-    @classmethod
-    def infer(cls, args, props):
-        c, a, b = args
-        _check_kind(c, "bool")
-        t = same_dtype(a, b)
-        return [TensorSpec(broadcast_shapes(c, a, b), t)]
-
-    def evaluate(self, c, a, b):
-        return _as(np.where(c, a, b), a.dtype)
-
-    def fold_identity(self, operands):
-        c, x, y = self.cond, self.lhs, self.rhs
-        t = self.results[0].type
-        if x is y:
-            return [x] if _keeps_shape(x, t, [c]) else None      # where(c, x, x) = x
-        cond = operands[0]
-        for lit, chosen in ((True, x), (False, y)):         # where(true, x, y) = x
-            if cond is not None and _literal_matches(cond, lit) and \
-                    _keeps_shape(chosen, t, [c, x, y]):
-                return [chosen]
-        return None
-
-
-class WhereOfNot(RewritePattern):
-    """`where(not(c), x, y) -> where(c, y, x)`: the same choice without the negation. (A
-    peephole cannot spell it: `not` is a Python keyword.)"""
-
-    def match_and_rewrite(self, op: WhereOp, rewriter: PatternRewriter) -> bool:
-        neg = _producer(op.cond, "graph.not")
-        if neg is None:
-            return False
-        rewriter.replace_op_with_new(op, WhereOp, neg.operand, op.rhs, op.lhs,
-                                     result_types=[op.result.type])
-        return True
-
-
-WhereOp.canonicalization_patterns = (WhereOfNot,)
-
-
-def _lossless(a: Type, b: Type) -> bool:
-    """Whether every value of element type `a` converts to `b` exactly (and back).
-
-    i1 converts exactly to anything (0 and 1); integers to wider integers of a range that
-    contains theirs; integers to floats whose significand holds their magnitude (i16 -> f32,
-    i32 -> f64, not i32 -> f32); floats to wider floats (f16, bf16 -> f32 -> f64). Only
-    the widths numpy stores natively count.
-    """
-    if a is I1:
-        return True
-    if isinstance(a, IntegerType):
-        if a.width not in (8, 16, 32, 64):
-            return False
-        lo, hi = np.iinfo(numpy_dtype(a)).min, np.iinfo(numpy_dtype(a)).max
-        if isinstance(b, IntegerType) and b.width in (8, 16, 32, 64):
-            info = np.iinfo(numpy_dtype(b))
-            return info.min <= lo and hi <= info.max
-        digits = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}
-        return isinstance(b, FloatType) and max(-lo, hi) <= 2 ** digits.get(b.name, 0)
-    order = {"f16": 0, "bf16": 0, "f32": 1, "f64": 2}
-    return isinstance(a, FloatType) and isinstance(b, FloatType) and a.name in order and \
-        b.name in order and order[a.name] < order[b.name]
-
-
-@graph.op
-class CastOp(GraphOp):
-    """Element type conversion; the target is the result's element type. Floats become
-    integers by truncation toward zero, and anything becomes i1 as `x != 0`.
-
-        %r = graph.cast %x : (tensor<4xi32>) -> tensor<4xf32>
-    """
-
-    name = "graph.cast"
-    operand = Operand(AnyTensor)
-    result = Result(AnyTensor)
-    traits = _TRAITS
-
-    def props(self):
-        """The target element type is a property in all but storage: it is the result's."""
-        return {"dtype": self.results[0].type.element}
-
-    @classmethod
-    def create(cls, x, dtype, location=None):
-        spec = cls.infer([TensorSpec.of(x.type)], {"dtype": dtype})[0]
-        return cls.build(x, result_types=[spec.to_type()], location=location)
-
-    @classmethod
-    def infer(cls, args, props):
-        (x,) = args
-        return [x.with_dtype(props["dtype"])]
-
-    def evaluate(self, x):
-        et = self.results[0].type.element
-        dt = numpy_dtype(et)
-        if dt is np.bool_:
-            return np.asarray(x != 0)
-        return np.asarray(af.fix_float(np.asarray(x).astype(dt), et), dtype=dt)
-
-    def _poison(self, x) -> bool:
-        """NaN, inf and out-of-range floats have no integer value (C leaves it undefined,
-        numpy gives whatever the CPU does): such casts are not folded, as MLIR's fptosi."""
-        et = self.results[0].type.element
-        if not np.asarray(x).dtype.kind == "f" or not is_int(et):
-            return False
-        info = np.iinfo(numpy_dtype(et))
-        with np.errstate(invalid="ignore"):
-            t = np.trunc(np.asarray(x, dtype=np.float64))
-            return not bool(np.all((t >= info.min) & (t <= info.max)))
-
-    def fold_identity(self, operands):
-        t = self.results[0].type
-        if self.operand.type is t:
-            return [self.operand]                           # cast(x: T) to T = x
-        inner = _producer(self.operand, self.name)
-        if inner is not None and inner.operand.type is t and \
-                _lossless(t.element, inner.results[0].type.element):
-            return [inner.operand]                          # i32 -> f64 -> i32 = x
-        return None
-
-
-class CastOfCast(RewritePattern):
-    """`cast(cast(x: A) to B) to C -> cast(x) to C` where A -> B is exact (`_lossless`), so
-    B holds the very number x held, and B -> C converts that number as A -> C would:
-
-    - B is an integer type: integer sources wrap, round or test `!= 0` alike at any width;
-    - C is a float or i1: rounding to C and `!= 0` see only the number;
-    - B is a float, C an integer that holds every value of A: no conversion is out of range.
-
-    Left alone: float -> float -> int (NaN and out-of-range values convert differently from
-    different source widths on real hardware) and i32 -> f64 -> i8 (wraps one way, is
-    undefined the other)."""
-
-    def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter) -> bool:
-        inner = _producer(op.operand, CastOp.name)
-        if inner is None:
-            return False
-        a, b = inner.operand.type.element, inner.results[0].type.element
-        c = op.results[0].type.element
-        if not _lossless(a, b) or not (isinstance(b, IntegerType) or is_float(c) or c is I1
-                                       or (isinstance(a, IntegerType) and _lossless(a, c))):
-            return False
-        rewriter.replace_op_with_new(op, CastOp, inner.operand, result_types=[op.result.type])
-        return True
-
-
-CastOp.canonicalization_patterns = (CastOfCast,)
-
+# The families built on this one, imported once everything they import from here is defined
+# (see the end of graph.py).
+from irkit.dialects import graph_compare  # noqa: E402,F401

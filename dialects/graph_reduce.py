@@ -1,36 +1,40 @@
-"""Graph ops that combine many elements into fewer: reductions, argmax, softmax, losses, matmul.
+"""Graph ops that combine many elements into fewer: the reductions (`reduce_sum`,
+`reduce_mean`, `reduce_max`, `reduce_min`) and `argmax`.
 
 Every op here follows numpy's reference semantics and keeps the operand's element type (an
 f32 sum is an f32 tensor, an i8 sum wraps in i8: no widening behind the user's back), except
-`argmax`, whose result holds i64 indices.
+`argmax`, whose result holds i64 indices. Softmax and the losses (`graph_loss.py`) and matmul
+(`graph_linalg.py`) are families of their own; they import the axis and derivative helpers
+defined here.
 
 Shape rules are written once, in `infer`, over dims that may be ints, None (`?`) or DSL
-symbols (`N`); they only ever compare dims through `unify_dim`/`broadcast_dim`, so
-`f32[N, 784] x f32[784, 10]` is `f32[N, 10]` and `f32[N, 784] x f32[M, 10]` is an error that
-names both shapes.
-
-Numerics: softmax and log_softmax subtract the row maximum before exponentiating (so large
-logits do not overflow), and cross_entropy goes through log_softmax rather than
-`log(softmax(x))` (so a confident wrong prediction costs a large finite loss, not inf).
+symbols (`N`): the reduced axes are dropped (or kept as size 1), and every other dim passes
+through as it is, symbols included.
 
 Canonicalization keeps to rewrites that give equal values for every input, inf and NaN
-included: reducing axes of size 1 is the identity (or a reshape that drops them), argmax over
-an axis of size 1 is 0, and `log(softmax(x))` becomes `log_softmax(x)` (more accurate, never
-less). Tempting algebra that is *not* exact is left out and said so next to the op (`matmul` by an
-identity or a zero matrix: `inf * 0` is NaN).
+included: reducing axes of size 1 is the identity (or a reshape that drops them), and argmax
+over an axis of size 1 is 0.
+
+Derivatives (see `irkit.autodiff`) sit on each op: sum and mean are `Linear` (their transpose
+repeats the cotangent over the reduced axes), max and min send it to the elements equal to
+the result, split equally among ties, and argmax is `NonDifferentiable`. The rules build
+shapes only from ops whose shape functions handle `?` (reshape and broadcast_to with
+`graph.dim` sizes, counts read at run time), and every cotangent or tangent they return has
+the exact type of its operand or result (`_as_type`, which the other two families use too).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from irkit.ir import Operation
+from irkit.autodiff import ADBuilder, Linear, NonDifferentiable
+from irkit.ir import Operation, Value
 from irkit.opdef import AnyTensor, Operand, Pure, Result, registered_ops
 from irkit.rewrite import PatternRewriter, RewritePattern
 from irkit.types import I1, I64, RankedTensorType
 from irkit.dialects.graph import (
-    BoolProp, ConstantOp, GraphOp, IntProp, IntsProp, ShapeError, TensorSpec, broadcast_dim,
-    broadcast_shapes, graph, is_float, is_int, require_float, same_dtype, unify_dim,
+    BoolProp, ConstantOp, GraphOp, IntProp, IntsProp, ShapeError, TensorSpec, graph, is_float,
+    require_float,
 )
 
 _TRAITS = (Pure(),)
@@ -152,20 +156,81 @@ class ArgmaxUnitAxis(RewritePattern):
         return True
 
 
-class LogOfSoftmax(RewritePattern):
-    """`log(softmax(x, axis)) -> log_softmax(x, axis)`: equal in exact arithmetic, and the
-    right side is never less accurate: softmax underflows to 0 (log gives -inf) for logits
-    ~100 below the row maximum, where log_softmax keeps the finite `x - max - log(sum)`."""
 
-    root = "graph.log"      # graph_elementwise makes its unary op classes from a table
+# ---------------------------------------------------------------------------------------------
+# Derivative helpers
+# ---------------------------------------------------------------------------------------------
+#
+# The rules below build shapes only from ops whose shape functions handle `?`: reshape and
+# broadcast_to read run-time sizes from `graph.dim` operands.
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
-        sm = op.operand.owner_op
-        if not isinstance(sm, SoftmaxOp):
-            return False
-        _replace_with(rewriter, op, LogSoftmaxOp.create(sm.operand, axis=sm.props()["axis"],
-                                                        location=op.location))
-        return True
+
+def _sizes(ad: ADBuilder, x: Value, axes) -> tuple[list, list]:
+    """`broadcast_to` shape entries and size operands for `x`'s `axes`: a static size as it
+    is, a `?` as -1 with a `graph.dim` of x."""
+    shape, sizes = [], []
+    for a in axes:
+        d = x.type.shape[a]
+        shape.append(-1 if d is None else d)
+        if d is None:
+            sizes.append(ad.op("graph.dim", x, axis=a))
+    return shape, sizes
+
+
+def _broadcast_like(ad: ADBuilder, v: Value, x: Value) -> Value:
+    """v (whose axes are 1 or x's, aligned at the right) repeated to x's type."""
+    if v.type is x.type:
+        return v
+    shape, sizes = _sizes(ad, x, range(x.type.rank))
+    return ad.op("graph.broadcast_to", v, sizes, shape=shape)
+
+
+def _as_type(ad: ADBuilder, v: Value | None, like: Value) -> Value | None:
+    """v, which has like's shape at run time, with like's exact type. Shape functions unify
+    `?` with a static size, so a cotangent computed from another operand may know a size
+    that like's type leaves open (`[2, ?] x [4, 5]`): a reshape restates it, its `?` sizes read
+    from like."""
+    if v is None or v.type is like.type:
+        return v
+    shape, sizes = _sizes(ad, like, range(like.type.rank))
+    return ad.op("graph.reshape", v, sizes, shape=shape)
+
+
+def _with_unit_axes(ad: ADBuilder, v: Value, axes: tuple, like: Value | None = None) -> Value:
+    """v with new size-1 axes at `axes` (sorted, non-negative positions in the result): a
+    reshape, whose `?` sizes are read with `graph.dim` when there are several (a reshape
+    without size operands infers a single -1): from `like` where given (a tensor of the
+    result's rank with the same sizes off `axes`, whose dims the rule reads anyway), else
+    from v."""
+    rank = v.type.rank + len(axes)
+    kept = [i for i in range(rank) if i not in axes]
+    it = iter(v.type.shape)
+    shape = [1 if i in axes else next(it) for i in range(rank)]
+    dyn = [j for j, d in enumerate(v.type.shape) if d is None]
+    sizes = [] if len(dyn) < 2 else [ad.op("graph.dim", v, axis=j) for j in dyn] \
+        if like is None else [ad.op("graph.dim", like, axis=kept[j]) for j in dyn]
+    return ad.op("graph.reshape", v, sizes, shape=[-1 if d is None else d for d in shape])
+
+
+def _count(ad: ADBuilder, x: Value, axes, like: Value) -> Value:
+    """How many elements `x`'s `axes` hold, as a 0-d tensor of `like`'s float type: a
+    constant when the sizes are static, else the product of `graph.dim`s, cast once (a count
+    converts as exactly as the forward op's `dtype.type(n)`)."""
+    static, dyn = 1, []
+    for a in axes:
+        d = x.type.shape[a]
+        if d is None:
+            dyn.append(ad.op("graph.dim", x, axis=a))
+        else:
+            static *= d
+    if not dyn:
+        return ad.scalar(float(static), like)
+    n = dyn[0]
+    for d in dyn[1:]:
+        n = ad.op("graph.mul", n, d)
+    if static != 1:
+        n = ad.op("graph.mul", n, ad.constant(static, I64))
+    return ad.op("graph.cast", n, dtype=like.type.element)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,6 +269,22 @@ class ReduceOp(GraphOp):
         r = self._kernel(x, axis=_np_axes(p["axes"], x.ndim), keepdims=p["keepdims"])
         return np.asarray(r, dtype=x.dtype)
 
+    def is_differentiable(self) -> bool:
+        """An integer reduction (sum, max and min take integers) is piecewise constant."""
+        return is_float(self.operand.type.element)
+
+    def _reduced(self) -> tuple:
+        return _axes(self.props()["axes"], TensorSpec.of(self.operand.type))
+
+    def _unreduce(self, ad: ADBuilder, v: Value) -> Value:
+        """`v` (of the result's shape) with the reduced axes back as size 1 where it must
+        have them to broadcast against the operand: not with keepdims, nor when the reduced
+        axes lead (numpy aligns at the right)."""
+        axes = self._reduced()
+        if self.props()["keepdims"] or axes == tuple(range(len(axes))):
+            return v
+        return _with_unit_axes(ad, v, axes, self.operand)
+
 
 @graph.op
 class ReduceSumOp(ReduceOp):
@@ -213,6 +294,13 @@ class ReduceSumOp(ReduceOp):
     """
 
     name = "graph.reduce_sum"
+    traits = _TRAITS + (Linear(),)
+
+    def transpose(self, ad: ADBuilder, cts: list) -> list:
+        """Each operand element contributes once to its sum: the cotangent is repeated back
+        over the reduced axes."""
+        x = self.operand
+        return [_as_type(ad, _broadcast_like(ad, self._unreduce(ad, cts[0]), x), x)]
 
     @staticmethod
     def _kernel(x, axis, keepdims):
@@ -228,6 +316,14 @@ class ReduceMeanOp(ReduceOp):
     """
 
     name = "graph.reduce_mean"
+    traits = _TRAITS + (Linear(),)
+
+    def transpose(self, ad: ADBuilder, cts: list) -> list:
+        """The sum's transpose divided by the element count (divided first, on the smaller
+        tensor; the count is read at run time where the reduced sizes are `?`)."""
+        x = self.operand
+        ct = ad.op("graph.div", cts[0], _count(ad, x, self._reduced(), x))
+        return [_as_type(ad, _broadcast_like(ad, self._unreduce(ad, ct), x), x)]
 
     @classmethod
     def _check_dtype(cls, x: TensorSpec) -> None:
@@ -241,8 +337,45 @@ class ReduceMeanOp(ReduceOp):
             return total / x.dtype.type(n)
 
 
+class _ExtremumOp(ReduceOp):
+    """reduce_max and reduce_min: the derivative flows to the elements equal to the result.
+
+    With ties the cotangent is split equally among them (TensorFlow's and JAX's convention):
+    the function is not differentiable there, and the even split is the average of the
+    one-sided choices, keeps `vjp` the transpose of `jvp`, and makes `max(x, x, ...)` have
+    derivative 1 like x itself. A slice holding a NaN matches nothing: no gradient flows
+    into it (its tangent is NaN, as its value is)."""
+
+    __slots__ = ()
+
+    def _ties(self, ad: ADBuilder, keepdims: bool) -> tuple:
+        """The i1 mask of the elements equal to their slice's extremum, and how many there
+        are per slice (a float, reduced with `keepdims`)."""
+        x = self.operand
+        hit = ad.op("graph.cmp", x, self._unreduce(ad, self.result), predicate="eq")
+        ones = ad.op("graph.where", hit, ad.scalar(1.0, x), ad.scalar(0.0, x))
+        return hit, ad.op("graph.reduce_sum", ones, axes=list(self._reduced()),
+                          keepdims=keepdims)
+
+    def vjp(self, ad: ADBuilder, cts: list) -> list:
+        hit, count = self._ties(ad, True)
+        share = ad.op("graph.div", self._unreduce(ad, cts[0]), count)
+        x = self.operand
+        return [_as_type(ad, ad.op("graph.where", hit, share, ad.scalar(0.0, x)), x)]
+
+    def jvp(self, ad: ADBuilder, tangents: list) -> list:
+        (t,) = tangents
+        if t is None:
+            return [None]
+        hit, count = self._ties(ad, self.props()["keepdims"])
+        picked = ad.op("graph.where", hit, t, ad.scalar(0.0, t))
+        total = ad.op("graph.reduce_sum", picked, axes=list(self._reduced()),
+                      keepdims=self.props()["keepdims"])
+        return [_as_type(ad, ad.op("graph.div", total, count), self.result)]
+
+
 @graph.op
-class ReduceMaxOp(ReduceOp):
+class ReduceMaxOp(_ExtremumOp):
     """Maximum over `axes` (NaN if any element is NaN; an empty axis is an error at run time,
     since max has no identity).
 
@@ -257,7 +390,7 @@ class ReduceMaxOp(ReduceOp):
 
 
 @graph.op
-class ReduceMinOp(ReduceOp):
+class ReduceMinOp(_ExtremumOp):
     """Minimum over `axes` (NaN if any element is NaN; an empty axis is an error at run time).
 
         %r = graph.reduce_min %x {axes = array<i64: 0, 1>} : (tensor<2x3x4xi32>) -> tensor<4xi32>
@@ -287,7 +420,7 @@ class ArgmaxOp(GraphOp):
     result = Result(AnyTensor)
     axis = IntProp(default=-1)
     keepdims = BoolProp(default=False)
-    traits = _TRAITS
+    traits = _TRAITS + (NonDifferentiable(),)       # piecewise constant integer indices
     canonicalization_patterns = (ArgmaxUnitAxis,)
 
     @classmethod
@@ -303,212 +436,6 @@ class ArgmaxOp(GraphOp):
         return np.asarray(r, dtype=np.int64)
 
 
-# ---------------------------------------------------------------------------------------------
-# Softmax and losses
-# ---------------------------------------------------------------------------------------------
-
-
-def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    """Stable log-softmax along `axis`: `s - log(sum(exp(s)))` with `s = x - max(x)`.
-
-    Shifting by the maximum makes the largest exponent e^0 = 1, so the sum neither overflows
-    nor is zero. A row whose maximum is not finite is shifted by 0 instead (an all -inf row
-    stays -inf - log(0) = NaN as in the plain formula, a +inf entry gives NaN, not a crash).
-    """
-    m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, x.dtype.type(0))
-    s = x - m
-    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True, dtype=x.dtype))
-
-
-class _AxisFloatOp(GraphOp):
-    """A float -> float op along one axis, shape preserved (softmax, log_softmax)."""
-
-    __slots__ = ()
-    operand = Operand(AnyTensor)
-    result = Result(AnyTensor)
-    axis = IntProp(default=-1)
-    traits = _TRAITS
-
-    @classmethod
-    def infer(cls, args, props):
-        (x,) = args
-        require_float(x, "the operand")
-        _axis(props["axis"], x)
-        return [x]
-
-
-@graph.op
-class SoftmaxOp(_AxisFloatOp):
-    """`exp(x) / sum(exp(x))` along `axis`, computed as exp(log_softmax(x)) so that large
-    logits do not overflow.
-
-        %p = graph.softmax %x : (tensor<?x10xf32>) -> tensor<?x10xf32>
-    """
-
-    name = "graph.softmax"
-    canonicalization_patterns = (LogOfSoftmax,)
-
-    def evaluate(self, x):
-        axis = self.props()["axis"] % x.ndim
-        m = np.max(x, axis=axis, keepdims=True)
-        e = np.exp(x - np.where(np.isfinite(m), m, x.dtype.type(0)))
-        return np.asarray(e / np.sum(e, axis=axis, keepdims=True, dtype=x.dtype), x.dtype)
-
-
-@graph.op
-class LogSoftmaxOp(_AxisFloatOp):
-    """`x - log(sum(exp(x)))` along `axis`, shifted by the maximum (see `log_softmax`).
-
-        %l = graph.log_softmax %x {axis = 0 : i64} : (tensor<5x3xf32>) -> tensor<5x3xf32>
-    """
-
-    name = "graph.log_softmax"
-
-    def evaluate(self, x):
-        return np.asarray(log_softmax(x, self.props()["axis"] % x.ndim), x.dtype)
-
-
-@graph.op
-class CrossEntropyOp(GraphOp):
-    """Mean over the batch of the negative log-likelihood of the labels under
-    softmax(logits): `-mean_b log_softmax(logits)[b, label_b]`.
-
-    `labels` is either integer class indices `[B]` (each in [0, C), checked at run time) or
-    float targets `[B, C]` of the logits' type (one-hot rows or probabilities), for which the
-    row loss is `-sum_c labels[b, c] * log_softmax(logits)[b, c]`.
-
-        %l = graph.cross_entropy %logits, %labels : (tensor<?x10xf32>, tensor<?xi64>) -> tensor<f32>
-    """
-
-    name = "graph.cross_entropy"
-    logits = Operand(AnyTensor)
-    labels = Operand(AnyTensor)
-    result = Result(AnyTensor)
-    traits = _TRAITS
-
-    @classmethod
-    def infer(cls, args, props):
-        logits, labels = args
-        require_float(logits, "the logits")
-        if logits.rank != 2:
-            raise ShapeError(f"logits must be [batch, classes], got {logits}")
-        if is_int(labels.dtype):
-            want = 1
-        elif is_float(labels.dtype):
-            same_dtype(logits, labels)
-            want = 2
-        else:
-            raise ShapeError(f"labels must be integer class indices or float targets, "
-                             f"got {labels}")
-        if labels.rank != want:
-            kind = "integer labels must be [batch]" if want == 1 else \
-                "float labels must be [batch, classes]"
-            raise ShapeError(f"{kind}, got {labels} for logits {logits}")
-        for what, a, b in zip(("batch", "class"), logits.shape, labels.shape):
-            try:
-                unify_dim(a, b)
-            except ValueError:
-                raise ShapeError(f"{what} sizes of logits {logits} and labels {labels} "
-                                 f"differ") from None
-        return [TensorSpec((), logits.dtype)]
-
-    def evaluate(self, logits, labels):
-        lsm = log_softmax(logits, 1)
-        batch, classes = logits.shape
-        if labels.ndim == 1:
-            bad = (labels < 0) | (labels >= classes)
-            if bad.any():
-                raise ValueError(f"label {labels[bad][0]} is out of range for {classes} "
-                                 f"classes")
-            picked = lsm[np.arange(batch), labels.astype(np.intp)]
-        else:
-            picked = np.sum(labels * lsm, axis=1, dtype=logits.dtype)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            loss = -np.sum(picked, dtype=logits.dtype) / logits.dtype.type(batch)
-        return np.asarray(loss, logits.dtype)
-
-
-@graph.op
-class MseOp(GraphOp):
-    """Mean squared error `mean((pred - target)^2)` over every element of the broadcast
-    difference, as a scalar.
-
-        %loss = graph.mse %pred, %target : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<f32>
-    """
-
-    name = "graph.mse"
-    pred = Operand(AnyTensor)
-    target = Operand(AnyTensor)
-    result = Result(AnyTensor)
-    traits = _TRAITS
-
-    @classmethod
-    def infer(cls, args, props):
-        pred, target = args
-        t = same_dtype(pred, target)
-        require_float(pred, "the operands")
-        broadcast_shapes(pred, target)
-        return [TensorSpec((), t)]
-
-    def evaluate(self, pred, target):
-        d = pred - target
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.sum(d * d, dtype=d.dtype) / d.dtype.type(d.size)
-        return np.asarray(r, pred.dtype)
-
-
-# ---------------------------------------------------------------------------------------------
-# Matrix product
-# ---------------------------------------------------------------------------------------------
-
-
-@graph.op
-class MatmulOp(GraphOp):
-    """Matrix product with numpy.matmul's rules: `[..., M, K] x [..., K, N] -> [..., M, N]`
-    with the batch dims `...` broadcast; a 1-D operand is a row (lhs) or column (rhs) vector
-    whose axis is dropped from the result, so vector x vector is a scalar.
-
-    No algebraic canonicalization: `x @ I -> x` and `x @ 0 -> 0` are wrong when x holds inf
-    or NaN (`inf * 0` is NaN, which the product would spread along the row).
-
-        %y = graph.matmul %x, %w : (tensor<?x784xf32>, tensor<784x10xf32>) -> tensor<?x10xf32>
-    """
-
-    name = "graph.matmul"
-    lhs = Operand(AnyTensor)
-    rhs = Operand(AnyTensor)
-    result = Result(AnyTensor)
-    traits = _TRAITS
-
-    @classmethod
-    def infer(cls, args, props):
-        a, b = args
-        t = same_dtype(a, b)
-        _check_numeric(a)
-        if a.rank == 0 or b.rank == 0:
-            raise ShapeError(f"cannot multiply {a} by {b}: matmul needs operands of rank >= 1")
-        # Promote vectors to matrices as numpy does, remembering which axes to drop again.
-        lhs = a.shape if a.rank > 1 else (1,) + a.shape
-        rhs = b.shape if b.rank > 1 else b.shape + (1,)
-        try:
-            unify_dim(lhs[-1], rhs[-2])
-        except ValueError:
-            raise ShapeError(f"cannot multiply {a} by {b}: inner dimensions {lhs[-1]} and "
-                             f"{rhs[-2]} differ") from None
-        lb, rb = lhs[:-2], rhs[:-2]
-        n = max(len(lb), len(rb))
-        batch = [1] * n
-        for dims in (lb, rb):
-            for i, d in enumerate(dims, n - len(dims)):
-                try:
-                    batch[i] = broadcast_dim(batch[i], d)
-                except ValueError:
-                    raise ShapeError(f"cannot multiply {a} by {b}: batch dimensions "
-                                     f"{list(lb)} and {list(rb)} do not broadcast") from None
-        out = tuple(batch) + ((lhs[-2],) if a.rank > 1 else ()) + \
-            ((rhs[-1],) if b.rank > 1 else ())
-        return [TensorSpec(out, t)]
-
-    def evaluate(self, a, b):
-        return np.asarray(np.matmul(a, b), dtype=a.dtype)
+# The families built on this one, imported once everything they import from here is defined
+# (see the end of graph.py).
+from irkit.dialects import graph_linalg, graph_loss  # noqa: E402,F401

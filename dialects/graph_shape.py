@@ -1,4 +1,4 @@
-"""Shape graph ops: transpose, reshape, dim, broadcast_to, concat, split, slice, one_hot, gather.
+"""Shape graph ops: transpose, reshape, dim, broadcast_to.
 
 These ops move elements around without computing with them, so their whole meaning is in the
 shape function: which axes survive, which sizes are known, which combinations are errors.
@@ -10,6 +10,16 @@ cannot express (`N + 3`, `N // 2`) becomes None rather than a guess.
 Canonicalization lives in two places, as in MLIR: an op that simplifies to an existing value
 or a constant says so in `fold_identity` (run by the folder), and rewrites that build new ops
 are pattern classes listed in `canonicalization_patterns`.
+
+Derivatives: every op here but `dim` is linear in its float operands, so each writes
+`transpose` (its vjp; the jvp is the op applied to the tangents). A cotangent must have its
+operand's exact type, so rules build their last op with that type declared (`_emit`): a type
+written more precisely than inferred (`?` for a size the operands know) then stays as the
+forward program has it.
+
+Two more families follow these conventions and import this module's helpers:
+`graph_slice.py` (concat, split, slice, insert_slice: pieces cut along axes and put back) and
+`graph_indexing.py` (one_hot, gather, scatter_add: elements picked by integer indices).
 """
 
 from __future__ import annotations
@@ -19,20 +29,16 @@ from collections import Counter
 import numpy as np
 
 from irkit.attributes import DenseElementsAttr
-from irkit.ir import OpResult
-from irkit.opdef import AnyTensor, Operand, Pure, Result, VarOperand, VarResult
+from irkit.autodiff import Linear
+from irkit.ir import OpResult, Value
+from irkit.opdef import AnyTensor, Operand, Pure, Result, VarOperand
 from irkit.rewrite import PatternRewriter, RewritePattern
-from irkit.types import F32, I64, RankedTensorType
+from irkit.types import I64, RankedTensorType
 from irkit.dialects.graph import (
-    GraphOp, IntProp, IntsProp, ShapeError, TensorSpec, graph, is_int, same_dtype,
-    unify_dim,
+    GraphOp, IntProp, IntsProp, ShapeError, TensorSpec, graph, is_int, unify_dim,
 )
 
 _TRAITS = (Pure(),)
-
-#: the largest i64, which `graph.slice` reads as "past the end" (Python's omitted bound);
-#: bounds at least this large (or at most its negation) are treated as infinite
-END = 9223372036854775807
 
 
 def _fmt(shape) -> str:
@@ -45,11 +51,6 @@ def _axis(axis: int, spec: TensorSpec) -> int:
     if not -spec.rank <= axis < spec.rank:
         raise ShapeError(f"axis {axis} is out of range for rank {spec.rank}")
     return axis % spec.rank
-
-
-def _require_int(spec: TensorSpec, what: str) -> None:
-    if not is_int(spec.dtype):
-        raise ShapeError(f"{what} must have an integer element type, got {spec}")
 
 
 def _same_value(op, value) -> list | None:
@@ -70,6 +71,36 @@ def _producer(value, cls):
     if isinstance(value, OpResult) and isinstance(value.owner, cls):
         return value.owner
     return None
+
+
+def _check_size_operands(sizes) -> None:
+    for s in sizes:
+        if s.rank != 0 or not is_int(s.dtype):
+            raise ShapeError(f"size operands must be 0-d integer tensors, got {s}")
+
+
+def _emit(ad, cls, *operands, type, **props):
+    """A derivative rule's `cls` op with its result type declared as `type` (the operand
+    type a cotangent must have), rather than inferred from the cotangent's type; `type` may
+    be a list, for the results of a multi-result op."""
+    types = type if isinstance(type, list) else [type]
+    op = cls.build(*operands, result_types=types, location=ad.location,
+                   **cls.py_props_to_attrs(props))
+    ad.builder.insert(op)
+    return list(op.results) if isinstance(type, list) else op.results[0]
+
+
+def _reshape_back(ad, ct: Value, x: Value) -> Value:
+    """A reshape's cotangent regrouped into x's type. One unknown size of x is a -1,
+    inferred from the element count (no `graph.dim`); several are read from x at run time.
+    (Equal types are no reason to skip it: `?x?` may be `2x1` in x and `1x2` in `ct`.)"""
+    shape = x.type.shape
+    holes = [d for d in shape if d is None]
+    if len(holes) > 1 or (holes and 0 in shape):
+        target, sizes = ad.sizes(x, range(len(shape)))
+    else:
+        target, sizes = [-1 if d is None else d for d in shape], []
+    return _emit(ad, ReshapeOp, ct, sizes, type=x.type, shape=target)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,14 +143,15 @@ class TransposeOp(GraphOp):
         %r = graph.transpose %x {perm = array<i64: 1, 2, 0>}
             : (tensor<2x3x4xf32>) -> tensor<3x4x2xf32>
 
-    Folds: a transpose with the identity permutation is x.
+    Folds: a transpose with the identity permutation is x. Transpose (vjp): the cotangent
+    transposed by the inverse permutation.
     """
 
     name = "graph.transpose"
     x = Operand(AnyTensor)
     result = Result(AnyTensor)
     perm = IntsProp(default=(), doc="result axis i is axis perm[i] of x; () reverses")
-    traits = _TRAITS
+    traits = _TRAITS + (Linear(),)
     canonicalization_patterns = (ComposeTransposes,)
 
     @classmethod
@@ -139,6 +171,14 @@ class TransposeOp(GraphOp):
         if full_perm(self.props()["perm"], self.x.type.rank) == tuple(range(self.x.type.rank)):
             return _same_value(self, self.x)
         return None
+
+    def transpose(self, ad, cts):
+        """Result axis i is x's axis perm[i], so x's axis perm[i] is the cotangent's axis i."""
+        perm = full_perm(self.props()["perm"], self.x.type.rank)
+        inverse = [0] * len(perm)
+        for i, p in enumerate(perm):
+            inverse[p] = i
+        return [_emit(ad, TransposeOp, cts[0], type=self.x.type, perm=inverse)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,35 +262,85 @@ class ComposeReshapes(RewritePattern):
         inner = _producer(op.x, ReshapeOp)
         if inner is None:
             return False
-        _replace_with(rewriter, op, ReshapeOp, inner.x, shape=op.props()["shape"])
+        _replace_with(rewriter, op, ReshapeOp, inner.x, list(op.sizes),
+                      shape=op.props()["shape"])
         return True
+
+
+def sized_reshape_shape(x: TensorSpec, shape: tuple, n_sizes: int) -> tuple:
+    """The result shape of reshaping `x` to `shape` whose -1 entries are `n_sizes` run-time
+    size operands: unknown there, as given elsewhere. Only a count that can never fit (a
+    static x whose element count the static entries do not divide) is an error here."""
+    holes = sum(1 for d in shape if d == -1)
+    if n_sizes != holes:
+        raise ShapeError(f"shape {_fmt(shape)} has {holes} dynamic (-1) entries, but "
+                         f"{n_sizes} size operands were given")
+    for d in shape:
+        if d < -1:
+            raise ShapeError(f"shape {_fmt(shape)} has a negative size {d}")
+    in_static, in_syms, in_unknown = _factors(x.shape)
+    out_static = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+    if not (in_syms or in_unknown) and out_static and in_static % out_static:
+        raise ShapeError(f"cannot reshape {x} into {_fmt(shape)}: {in_static} elements are "
+                         f"not a multiple of {out_static}")
+    return tuple(None if d == -1 else d for d in shape)
 
 
 @graph.op
 class ReshapeOp(GraphOp):
-    """The same elements in row-major order, regrouped into `shape`; at most one entry is
-    -1 and takes the size that makes the element counts equal.
+    """The same elements in row-major order, regrouped into `shape`. Without `sizes`
+    operands at most one entry is -1, and takes the size that makes the element counts
+    equal; with them, each -1 entry is the next `sizes` operand (a 0-d integer tensor, such
+    as a `graph.dim`), so that a regrouping with several run-time sizes can be written (the
+    gradient of `[?, ?, 64] -> [-1, 64]` regroups into both unknown sizes of x).
 
         %r = graph.reshape %x {shape = array<i64: -1, 784>}
             : (tensor<?x28x28xf32>) -> tensor<?x784xf32>
+        %s = graph.reshape %y, %b, %t {shape = array<i64: -1, -1, 64>}
+            : (tensor<?x64xf32>, tensor<i64>, tensor<i64>) -> tensor<?x?x64xf32>
 
-    Folds: a reshape to x's own static type is x.
+    Folds: a reshape to x's own static type is x. Transpose (vjp): the cotangent reshaped
+    back to x's type, its unknown sizes read from x by `graph.dim` when there are several.
     """
 
     name = "graph.reshape"
     x = Operand(AnyTensor)
+    sizes = VarOperand(AnyTensor, doc="one 0-d integer tensor per -1 entry of `shape`, or none")
     result = Result(AnyTensor)
-    shape = IntsProp(doc="the new sizes; one may be -1 (inferred from the element count)")
-    traits = _TRAITS
+    shape = IntsProp(doc="the new sizes; -1: the next `sizes` operand, or with no `sizes`, "
+                         "the one size inferred from the element count")
+    traits = _TRAITS + (Linear(),)
     canonicalization_patterns = (ComposeReshapes,)
 
     @classmethod
     def infer(cls, args, props):
-        (x,) = args
+        x, *sizes = args
+        _check_size_operands(sizes)
+        if sizes:
+            return [x.with_shape(sized_reshape_shape(x, props["shape"], len(sizes)))]
         return [x.with_shape(reshape_shape(x, props["shape"]))]
 
-    def evaluate(self, x):
-        return np.reshape(x, self.props()["shape"])
+    def _target(self, sizes) -> tuple:
+        if not sizes:
+            return self.props()["shape"]
+        it = iter(sizes)
+        target = tuple(int(next(it)) if d == -1 else d for d in self.props()["shape"])
+        if any(d < 0 for d in target):      # numpy would read a run-time -1 as "infer"
+            raise ValueError(f"negative size in reshape target {target}")
+        return target
+
+    def evaluate(self, x, *sizes):
+        return np.reshape(x, self._target(sizes))
+
+    def _poison(self, x, *sizes) -> bool:
+        """Folding declines constant sizes the element count does not fit."""
+        if not sizes:
+            return False                # the shape function checked the count
+        try:
+            target = self._target(sizes)
+        except ValueError:
+            return True
+        return int(np.prod(target, dtype=np.int64)) != x.size
 
     def fold_identity(self, operands):
         """reshape(x, shape of x) -> x, when x's type is static (a dynamic one might not
@@ -258,6 +348,12 @@ class ReshapeOp(GraphOp):
         if self.x.type.has_static_shape:
             return _same_value(self, self.x)
         return None
+
+    def nondiff_operands(self):
+        return tuple(range(1, len(self.operands)))
+
+    def transpose(self, ad, cts):
+        return [_reshape_back(ad, cts[0], self.x)] + [None] * len(self.sizes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,11 +364,12 @@ class ReshapeOp(GraphOp):
 @graph.op
 class DimOp(GraphOp):
     """The run-time size of one axis of x, as a 0-d i64 tensor (what a `-1` entry of
-    `graph.broadcast_to` takes).
+    `graph.broadcast_to` or of a sized `graph.reshape` takes).
 
         %n = graph.dim %x {axis = 0 : i64} : (tensor<?x784xf32>) -> tensor<i64>
 
-    Folds: the size of a static axis is a constant.
+    Folds: the size of a static axis is a constant. No derivative flows through x: the
+    result is an integer that does not change when x's values do.
     """
 
     name = "graph.dim"
@@ -300,6 +397,15 @@ class DimOp(GraphOp):
         if size is None:
             return None
         return [DenseElementsAttr(RankedTensorType((), I64), np.int64(size))]
+
+    def nondiff_operands(self):
+        return (0,)
+
+    def vjp(self, ad, cts):
+        return [None]
+
+    def jvp(self, ad, tangents):
+        return [None]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,7 +452,8 @@ class BroadcastToOp(GraphOp):
             : (tensor<10xf32>, tensor<i64>) -> tensor<?x10xf32>
 
     Folds: a broadcast to x's own static type is x; a broadcast of a splat constant is a
-    splat constant of the (static) result type.
+    splat constant of the (static) result type. Transpose (vjp): the cotangent summed over
+    the axes x was repeated along (`ADBuilder.unbroadcast`).
     """
 
     name = "graph.broadcast_to"
@@ -354,14 +461,12 @@ class BroadcastToOp(GraphOp):
     sizes = VarOperand(AnyTensor, doc="one 0-d integer tensor per -1 entry of `shape`")
     result = Result(AnyTensor)
     shape = IntsProp(doc="the target sizes; -1 = the next `sizes` operand")
-    traits = _TRAITS
+    traits = _TRAITS + (Linear(),)
 
     @classmethod
     def infer(cls, args, props):
         x, *sizes = args
-        for s in sizes:
-            if s.rank != 0 or not is_int(s.dtype):
-                raise ShapeError(f"size operands must be 0-d integer tensors, got {s}")
+        _check_size_operands(sizes)
         return [x.with_shape(broadcast_to_shape(x, props["shape"], len(sizes)))]
 
     def _target(self, sizes) -> tuple:
@@ -391,248 +496,15 @@ class BroadcastToOp(GraphOp):
             return [DenseElementsAttr(t, c.splat_value())]
         return _same_value(self, self.x)
 
+    def nondiff_operands(self):
+        return tuple(range(1, len(self.operands)))
 
-# ---------------------------------------------------------------------------------------------
-# graph.concat and graph.split
-# ---------------------------------------------------------------------------------------------
-
-
-def _sum_dims(dims) -> object:
-    """The sum of sizes along the concat axis: an int when all are; the one non-zero size
-    when the rest are 0; else unknown (a symbolic sum such as N + 3 is not a dim)."""
-    nonzero = [d for d in dims if d != 0]
-    if all(type(d) is int for d in nonzero):
-        return sum(nonzero)
-    return nonzero[0] if len(nonzero) == 1 else None
+    def transpose(self, ad, cts):
+        """Sizes compare statically, as `unbroadcast` does: an axis of unknown size in x is
+        taken to have the target's size, not to be a 1 that was repeated."""
+        return [ad.unbroadcast(cts[0], self.x)] + [None] * len(self.sizes)
 
 
-@graph.op
-class ConcatOp(GraphOp):
-    """The inputs joined along `axis`; every other axis must agree.
-
-        %r = graph.concat %a, %b {axis = 1 : i64}
-            : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
-
-    Folds: the concat of a single input is that input.
-    """
-
-    name = "graph.concat"
-    inputs = VarOperand(AnyTensor)
-    result = Result(AnyTensor)
-    axis = IntProp(doc="the axis joined along; negative counts from the end")
-    traits = _TRAITS
-
-    @classmethod
-    def infer(cls, args, props):
-        if not args:
-            raise ShapeError("concat needs at least one input")
-        dtype = same_dtype(*args)
-        first = args[0]
-        for s in args[1:]:
-            if s.rank != first.rank:
-                raise ShapeError(f"cannot concatenate {first} and {s}: ranks differ")
-        axis = _axis(props["axis"], first)
-        out = list(first.shape)
-        for s in args[1:]:
-            for i, d in enumerate(s.shape):
-                if i == axis:
-                    continue
-                try:
-                    out[i] = unify_dim(out[i], d)
-                except ValueError:
-                    raise ShapeError(f"cannot concatenate {first} and {s} along axis {axis}: "
-                                     f"dimension {i} differs") from None
-        out[axis] = _sum_dims([s.shape[axis] for s in args])
-        return [TensorSpec(tuple(out), dtype)]
-
-    def evaluate(self, *xs):
-        return np.concatenate(xs, axis=self.props()["axis"])
-
-    def fold_identity(self, operands):
-        """concat(x) -> x."""
-        inputs = self.inputs
-        return _same_value(self, inputs[0]) if len(inputs) == 1 else None
-
-
-@graph.op
-class SplitOp(GraphOp):
-    """x cut along `axis` into `sections` equal parts (numpy's `split` with an int); the
-    axis size must be divisible by `sections`.
-
-        %r:2 = graph.split %x {axis = 1 : i64, sections = 2 : i64}
-            : (tensor<4x6xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>)
-
-    Folds: a split into one section is x.
-    """
-
-    name = "graph.split"
-    x = Operand(AnyTensor)
-    outs = VarResult(AnyTensor, doc="the `sections` parts, in order along the axis")
-    axis = IntProp(default=0, doc="the axis cut; negative counts from the end")
-    sections = IntProp(doc="how many equal parts")
-    traits = _TRAITS
-
-    @classmethod
-    def infer(cls, args, props):
-        (x,) = args
-        n = props["sections"]
-        if n < 1:
-            raise ShapeError(f"sections must be at least 1, got {n}")
-        axis = _axis(props["axis"], x)
-        d = x.shape[axis]
-        if type(d) is int:
-            if d % n:
-                raise ShapeError(f"cannot split {x} into {n} equal sections along axis "
-                                 f"{axis}: {d} is not divisible by {n}")
-            part = d // n
-        else:
-            part = d if n == 1 else None
-        shape = x.shape[:axis] + (part,) + x.shape[axis + 1:]
-        return [x.with_shape(shape)] * n
-
-    def evaluate(self, x):
-        parts = np.split(x, self.props()["sections"], axis=self.props()["axis"])
-        # One result is returned bare: the interpreter and folder wrap single results.
-        return parts[0] if len(parts) == 1 else parts
-
-    def fold_identity(self, operands):
-        """split(x, 1 section) -> x."""
-        return _same_value(self, self.x) if len(self.results) == 1 else None
-
-
-# ---------------------------------------------------------------------------------------------
-# graph.slice
-# ---------------------------------------------------------------------------------------------
-
-
-def _covers_all(start: int, stop: int, step: int) -> int:
-    """+1 if the slice keeps a dynamic axis whole in order, -1 if whole in reverse, else 0.
-
-    Only infinite-looking bounds (|bound| >= END) and 0 / -1 are size-independent: `0:5`
-    keeps min(5, n) elements, which is unknown when n is."""
-    if step == 1 and (start == 0 or start <= -END) and stop >= END:
-        return 1
-    if step == -1 and (start == -1 or start >= END) and stop <= -END:
-        return -1
-    return 0
-
-
-@graph.op
-class SliceOp(GraphOp):
-    """`x[starts[0]:stops[0]:steps[0], ...]` with Python's rules: negative bounds count from
-    the end, bounds are clamped to the axis, a negative step walks backwards. A stop of
-    9223372036854775807 (the largest i64) means "to the end".
-
-        %r = graph.slice %x {starts = array<i64: 0, 1>, stops = array<i64: 9223372036854775807, 5>,
-                             steps = array<i64: 1, 2>} : (tensor<?x6xf32>) -> tensor<?x2xf32>
-
-    Folds: a slice that keeps every element in order is x.
-    """
-
-    name = "graph.slice"
-    x = Operand(AnyTensor)
-    result = Result(AnyTensor)
-    starts = IntsProp(doc="first index per axis")
-    stops = IntsProp(doc="end index (exclusive) per axis")
-    steps = IntsProp(doc="stride per axis; nonzero, negative walks backwards")
-    traits = _TRAITS
-
-    @classmethod
-    def infer(cls, args, props):
-        (x,) = args
-        starts, stops, steps = props["starts"], props["stops"], props["steps"]
-        for what, v in (("starts", starts), ("stops", stops), ("steps", steps)):
-            if len(v) != x.rank:
-                raise ShapeError(f"{what} has {len(v)} entries, but {x} has rank {x.rank}")
-        out = []
-        for i, (a, b, c, d) in enumerate(zip(starts, stops, steps, x.shape)):
-            if c == 0:
-                raise ShapeError(f"slice step of axis {i} is 0")
-            if type(d) is int:
-                out.append(len(range(*slice(a, b, c).indices(d))))
-            else:
-                out.append(d if _covers_all(a, b, c) else None)
-        return [x.with_shape(out)]
-
-    def evaluate(self, x):
-        p = self.props()
-        index = tuple(slice(a, b, c) for a, b, c in zip(p["starts"], p["stops"], p["steps"]))
-        return np.array(x[index])
-
-    def fold_identity(self, operands):
-        """slice(x) -> x when every axis keeps all its elements in order."""
-        p = self.props()
-        for a, b, c, d in zip(p["starts"], p["stops"], p["steps"], self.x.type.shape):
-            whole = range(*slice(a, b, c).indices(d)) == range(d) if d is not None \
-                else _covers_all(a, b, c) == 1
-            if not whole:
-                return None
-        return _same_value(self, self.x)
-
-
-# ---------------------------------------------------------------------------------------------
-# graph.one_hot and graph.gather
-# ---------------------------------------------------------------------------------------------
-
-
-@graph.op
-class OneHotOp(GraphOp):
-    """f32 one-hot vectors: `r[..., k] = 1.0 if indices[...] == k else 0.0` for k in
-    [0, depth). An index outside [0, depth) gives a row of zeros (TensorFlow's rule), not an
-    error: labels such as -1 for "ignore" then contribute nothing.
-
-        %r = graph.one_hot %labels {depth = 10 : i64} : (tensor<?xi64>) -> tensor<?x10xf32>
-    """
-
-    name = "graph.one_hot"
-    indices = Operand(AnyTensor)
-    result = Result(AnyTensor)
-    depth = IntProp(doc="the number of classes (length of the new last axis)")
-    traits = _TRAITS
-
-    @classmethod
-    def infer(cls, args, props):
-        (indices,) = args
-        _require_int(indices, "one_hot indices")
-        depth = props["depth"]
-        if depth < 0:
-            raise ShapeError(f"depth must be non-negative, got {depth}")
-        return [TensorSpec(indices.shape + (depth,), F32)]
-
-    def evaluate(self, indices):
-        depth = self.props()["depth"]
-        return (indices[..., None] == np.arange(depth)).astype(np.float32)
-
-
-@graph.op
-class GatherOp(GraphOp):
-    """Rows of `table` picked by `indices` (an embedding lookup): `table[indices]`, of shape
-    `indices.shape + table.shape[1:]`. Negative indices count from the end, as in numpy; an
-    index out of range is a run-time error.
-
-        %r = graph.gather %table, %ids
-            : (tensor<1000x64xf32>, tensor<?x16xi32>) -> tensor<?x16x64xf32>
-    """
-
-    name = "graph.gather"
-    table = Operand(AnyTensor)
-    indices = Operand(AnyTensor)
-    result = Result(AnyTensor)
-    traits = _TRAITS
-
-    @classmethod
-    def infer(cls, args, props):
-        table, indices = args
-        if table.rank < 1:
-            raise ShapeError(f"needs a table of rank at least 1, got {table}")
-        _require_int(indices, "gather indices")
-        return [TensorSpec(indices.shape + table.shape[1:], table.dtype)]
-
-    def evaluate(self, table, indices):
-        return np.asarray(table[indices], dtype=table.dtype)
-
-    def _poison(self, table, indices) -> bool:
-        """Folding declines out-of-range indices: the error belongs to run time."""
-        n = table.shape[0]
-        return bool(np.any((indices < -n) | (indices >= n)))
-
+# The families built on this one, imported once everything they import from here is defined
+# (see the end of graph.py).
+from irkit.dialects import graph_indexing, graph_slice  # noqa: E402,F401

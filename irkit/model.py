@@ -8,7 +8,14 @@ itself the same way.
 
 Engines:
 - `"interpreter"`: dev mode, define-by-run. Every op runs through its numpy reference
-  semantics, so what a model means can be inspected step by step.
+  semantics, so what a model means can be inspected step by step. Derivative requests
+  (`autodiff.grad`, from the DSL's `grad` and `train` clauses) are first expanded into graph
+  ops by the `autodiff` pass, then `canonicalize,cse` simplify the backward graph.
+
+Training: a model with a `train` clause has a second function `@train_step` (same inputs,
+result `loss`): forward, backward and the optimizer's update, which assigns the params and
+the optimizer's state variables. `Model.train_step(**batch)` runs it once, so the arrays in
+`model.variables` (params and optimizer state alike) change in place between calls.
 
 Inputs are checked before anything runs, in the user's terms: a missing or unknown input, a
 rank or size that does not match the declaration, a symbolic dimension (`N`) given two
@@ -146,13 +153,33 @@ class Variables(MutableMapping):
                                         self._types.items()) + ")"
 
 
+#: what runs before the interpreter: derivative requests become graph ops, then simplified
+DERIVATIVES_PIPELINE = "autodiff,canonicalize,cse"
+
+
+def expand_derivatives(module: Operation) -> Operation:
+    """Run `DERIVATIVES_PIPELINE` on `module` (in place) and return it."""
+    from irkit.pass_manager import PassManager
+    PassManager.parse(DERIVATIVES_PIPELINE).run(module)
+    return module
+
+
+def _has_derivatives(module: Operation) -> bool:
+    return any(op.name.startswith("autodiff.") for op in module.walk())
+
+
 class Model:
-    """One model of a DSL file (or any module with a `@forward` function), run by an engine."""
+    """One model of a DSL file (or any module with a `@forward` function), run by an engine.
+
+    A module that still holds derivative requests is copied and the copy expanded (the
+    caller's module is left as it was); `load_model` expands the module it compiled."""
 
     def __init__(self, module: Operation, engine: str = "interpreter") -> None:
         from irkit.symbols import lookup_symbol_in, symbol_name
         if engine != "interpreter":
             raise ValueError(f"unknown engine {engine!r}; available: 'interpreter'")
+        if _has_derivatives(module):
+            module = expand_derivatives(module.clone())
         self.module = module
         self.engine = engine
         self.name = symbol_name(module) or "model"
@@ -160,6 +187,8 @@ class Model:
         if fn is None or fn.name != "func.func":
             raise ValueError(f"model {self.name!r} has no func.func @forward")
         self._forward = fn
+        step = lookup_symbol_in(module, "train_step")
+        self._train_step = step if step is not None and step.name == "func.func" else None
         self.inputs = _arg_specs(fn)
         self.outputs = _result_names(fn)
         self._state: dict = {}
@@ -175,6 +204,20 @@ class Model:
     def forward(self, **inputs) -> dict:
         """Run `@forward`: a dict from output name to numpy array."""
         return self._run(self._forward, inputs, self.outputs)
+
+    @property
+    def trainable(self) -> bool:
+        """Whether the model has a `train` clause (a `@train_step` function)."""
+        return self._train_step is not None
+
+    def train_step(self, **batch) -> dict:
+        """Run `@train_step` once on a batch (the same inputs as `forward`): one optimizer
+        step, which updates the params and the optimizer state in `variables`. Returns
+        {"loss": the loss before the update}."""
+        if self._train_step is None:
+            raise ValueError(f"model {self.name!r} has no train clause: add `train LOSS with "
+                             f"OPTIMIZER(...)` to give it a train_step")
+        return self._run(self._train_step, batch, _result_names(self._train_step))
 
     def _run(self, fn: Operation, given: dict, names: list[str]) -> dict:
         from irkit.interpreter import Interpreter, to_value
@@ -193,7 +236,8 @@ class Model:
 
 def load_model(path: str | Path, model: str | None = None,
                engine: str = "interpreter") -> Model:
-    """Compile a `.irk` file and return one of its models, ready to run.
+    """Compile a `.irk` file and return one of its models, ready to run: its derivative
+    requests expanded into graph ops (`DERIVATIVES_PIPELINE`) for the interpreter.
 
     `model` may be left out when the file defines exactly one model.
     """
@@ -207,4 +251,6 @@ def load_model(path: str | Path, model: str | None = None,
         model = next(iter(models))
     if model not in models:
         raise ValueError(f"{path} has no model {model!r} (models: {', '.join(models)})")
+    if engine == "interpreter":
+        expand_derivatives(models[model])
     return Model(models[model], engine)

@@ -13,6 +13,7 @@ _ALL = {
     "loop-invariant-code-motion": "loop_invariant_code_motion",
     "strip-debuginfo": "strip_debuginfo",
     "graph-raise-control-flow": "graph_raise_control_flow",
+    "autodiff": "autodiff",
 }
 
 

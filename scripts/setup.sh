@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Creates .venv (once) with irkit installed in editable mode plus its test dependencies,
-# and installs the optional Debian packages. Idempotent: a second run only checks.
+# Creates .venv (once) with irkit installed in editable mode plus its test dependencies and
+# the examples' (scikit-learn, for the digits the demo trains on), and installs the optional
+# Debian packages. Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
@@ -9,7 +10,7 @@ fi
 stamp=.venv/.irkit-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -e '.[test]'
+  .venv/bin/python -m pip install -q -e '.[test,examples]'
   touch "$stamp"
 fi
 bash scripts/install-deps.sh

@@ -3,11 +3,12 @@
     irkit-compile model.irk --emit=graph               # the graph dialect module
     irkit-compile model.irk --emit=graph --model mlp   # one model's nested module only
     irkit-compile model.irk --emit=graph -o model.mlir
+    irkit-compile model.irk --emit=autodiff            # backward graphs built, simplified
 
 Each `--emit` stage is one row of `EMITTERS`: a function from the compiled top-level module
-to the op to print. Later stages (autodiff, loops, LLVM...) add rows; the driver stays the
-same. Errors (DSL or pass failures) are printed as located diagnostics on stderr, exit code 1;
-bad command-line usage exits with 2.
+to the op to print. Later stages (loops, LLVM...) add rows; the driver stays the same.
+Errors (DSL or pass failures) are printed as located diagnostics on stderr, exit code 1; bad
+command-line usage exits with 2.
 """
 
 from __future__ import annotations
@@ -18,13 +19,23 @@ import sys
 
 
 def emit_graph(module):
-    """The DSL's own output: the graph dialect, one nested module per model."""
+    """The DSL's own output: the graph dialect, one nested module per model. Derivatives
+    are still requests here (`autodiff.grad` from `grad` and `train` clauses)."""
     return module
+
+
+def emit_autodiff(module):
+    """The graph dialect after the `autodiff` pass, then `canonicalize,cse` (the pipeline
+    `irkit.model` runs before interpreting): every `autodiff.grad` replaced by the backward
+    graph it stands for, the seeds' multiplications by one folded, shared work shared."""
+    from irkit.model import expand_derivatives
+    return expand_derivatives(module)
 
 
 #: --emit stage -> function(top-level graph module) -> op to print
 EMITTERS = {
     "graph": emit_graph,
+    "autodiff": emit_autodiff,
 }
 
 

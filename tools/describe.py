@@ -36,7 +36,7 @@ from irkit.opdef import Op
 
 #: Hooks in the order a reader meets them: typing, checking, simplifying, meaning, syntax, AD.
 HOOKS = ("infer_result_types", "verify_", "fold", "canonicalization_patterns", "evaluate",
-         "interpret", "parse", "print", "vjp", "jvp")
+         "interpret", "parse", "print", "vjp", "transpose", "jvp", "nondiff_operands")
 
 # The repository root: the parent of `tools/`, beside `irkit/`, `dialects/` and `passes/`.
 _ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,8 @@
 A file becomes one top-level `builtin.module` holding a nested `module @M` per model (its
 `graph.variable`s and `func.func @forward`). The stages: `syntax.py` (lark grammar ->
 located AST), `lower.py` and `exprs.py` (AST -> graph ops, through each op's shape
-function), `builtins.py` (the tables of builtins, initializers, optimizers, element types).
+function), `builtins.py` (the tables of builtins, initializers, element types);
+`irkit/optimizers.py` (the update rules `train ... with` names).
 Every error is a `DSLError` rendered as `file.irk:7:12: error: ...` with the line and a caret.
 """
 

@@ -1,4 +1,5 @@
-"""The DSL's builtin functions, initializers, optimizers and element types, as tables.
+"""The DSL's builtin functions, initializers and element types, as tables (the optimizers of
+`train ... with` are classes in `irkit.optimizers`).
 
 A builtin is one row: the graph op it becomes, and its arguments in call order with their
 kind and default. The kind says how an argument is lowered:
@@ -99,13 +100,6 @@ def _table() -> dict[str, Builtin]:
 
 
 BUILTINS: dict[str, Builtin] = _table()
-
-#: optimizer -> its arguments in positional order (None: required), as `train ... with`
-OPTIMIZERS = {
-    "sgd": {"lr": None},
-    "momentum": {"lr": None, "beta": 0.9},
-    "adam": {"lr": None, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8},
-}
 
 #: positional order of initializer arguments where it differs from graph.INITIALIZERS'
 #: keyword order (`normal(0.05, 1)` is std and seed; the mean is rarely given)

@@ -1,4 +1,5 @@
-"""AST -> graph IR: one nested `module @M` per model, holding its variables and `@forward`.
+"""AST -> graph IR: one nested `module @M` per model, holding its variables, `@forward` and,
+for a model with a `train` clause, `@train_step`.
 
 Algorithm, per model:
 
@@ -12,25 +13,33 @@ Algorithm, per model:
 3. `fn` calls are inlined: the arguments are lowered in the caller, the body in a fresh scope
    that sees only its parameters and file-level consts. Ops made inside carry
    `callsite(body-expression at call)` locations; an error inside gets a note at the call.
-4. `output` names become the results (`graph.name` res attrs) of one `func.return`; `grad`
-   and `train` are checked (known names, scalar float loss, wrt inputs or params) and kept
-   as the `graph.grad` / `graph.train` attributes of the model module.
+4. `output` names become the results (`graph.name` res attrs) of one `func.return`.
+5. Each `grad L wrt a, b` (checked: scalar float L, a and b inputs or params) becomes an
+   `autodiff.grad %L wrt %a, %b` before the return, whose results are extra outputs `d_a`,
+   `d_b`: the IR states the request, and the `autodiff` pass builds the backward graph.
+6. `train L with OPT(...)` becomes a second function `@train_step`, taking the same inputs
+   and returning the loss: a copy of the forward ops L depends on (and the reads of every
+   param), `autodiff.grad` of L with respect to each floating-point param, and the update of
+   `irkit.optimizers` (graph ops, state variables, `graph.assign` of each param).
 """
 
 from __future__ import annotations
 
 from irkit.attributes import (
-    ArrayAttr, CallSiteLoc, DictionaryAttr, FileLineColLoc, FloatAttr, IntegerAttr, StringAttr,
+    ArrayAttr, CallSiteLoc, DictionaryAttr, FileLineColLoc, IntegerAttr, StringAttr,
     SymbolRefAttr, TypeAttr,
 )
+from irkit.autodiff import captured_values
 from irkit.builder import Builder
 from irkit.dialects.builtin import ModuleOp
 from irkit.dialects.func import FuncOp, ReturnOp
 from irkit.dialects.graph import INITIALIZERS, ReadOp, TensorSpec, VariableOp, is_float
-from irkit.types import F64, I64, FunctionType
+from irkit.dialects.autodiff import GradOp
+from irkit.optimizers import OPTIMIZERS, Slot, UpdateBuilder
+from irkit.types import I64, FunctionType
 
 from irkit.dsl import syntax as ast
-from irkit.dsl.builtins import BUILTINS, DTYPES, INIT_POSITIONAL, OPTIMIZERS, REQUIRED
+from irkit.dsl.builtins import BUILTINS, DTYPES, INIT_POSITIONAL, REQUIRED
 from irkit.dsl.exprs import ExprLowering
 from irkit.dsl.values import Binding, Errors, Lit, Scope, Val, bind_args, static_number
 
@@ -143,6 +152,16 @@ class Lowering(ExprLowering):
         values = [self.as_val(self.lookup_final(scope, name, pos))
                   for name, pos in outputs]
         first = next(s for s in m.body if isinstance(s, ast.Output))
+        for g in grads:
+            for name, pos, v in self.grad(g, scope):
+                prev = next((p for o, p in outputs if o == name), None)
+                if prev is not None:
+                    raise self.errs.error(pos, f"the gradient with respect to '{name[2:]}' is "
+                                               f"output '{name}', but '{name}' is already an "
+                                               "output").note("the output is named here",
+                                                              self.errs.loc(prev))
+                outputs.append((name, pos))
+                values.append(v)
         self.emit(ReturnOp.build([v.value for v in values], result_types=[],
                                  location=self.errs.loc(first.pos)))
         func.properties["function_type"] = TypeAttr(FunctionType(
@@ -151,10 +170,8 @@ class Lowering(ExprLowering):
             func.properties["arg_attrs"] = ArrayAttr(arg_attrs)
         func.properties["res_attrs"] = ArrayAttr([DictionaryAttr({"graph.name": StringAttr(n)})
                                                   for n, _ in outputs])
-        if grads:
-            mod.attributes["graph.grad"] = ArrayAttr([self.grad(g, scope) for g in grads])
         if train is not None:
-            mod.attributes["graph.train"] = self.train(train, scope)
+            self.train(train, scope, mod, func)
         return mod
 
     def input(self, s: ast.Input, arg: Val, scope: Scope) -> DictionaryAttr:
@@ -276,16 +293,20 @@ class Lowering(ExprLowering):
 
     # ----- grad and train --------------------------------------------------------------
 
-    def _scalar_loss(self, scope: Scope, name: str, pos, what: str) -> None:
+    def _scalar_loss(self, scope: Scope, name: str, pos, what: str) -> Val:
         v = self.lookup_final(scope, name, pos)
         spec = v.spec if isinstance(v, Val) else None
         if spec is None or spec.rank != 0 or not is_float(spec.dtype):
             got = spec if spec is not None else "a literal"
             raise self.errs.error(pos, f"{what} needs a scalar float value, but '{name}' is "
                                        f"{got}")
+        return v
 
-    def grad(self, g: ast.Grad, scope: Scope) -> DictionaryAttr:
-        self._scalar_loss(scope, g.of[0], g.of[1], "grad")
+    def grad(self, g: ast.Grad, scope: Scope) -> list[tuple[str, tuple, Val]]:
+        """Emit `autodiff.grad` for `grad L wrt a, b`; return the outputs it adds, as
+        (name `d_a`, position of `a`, gradient)."""
+        loss = self._scalar_loss(scope, g.of[0], g.of[1], "grad")
+        xs = []
         for name, pos in g.wrt:
             b = scope.find(name)
             if b is None:
@@ -297,25 +318,74 @@ class Lowering(ExprLowering):
             if not is_float(b.value.spec.dtype):
                 raise self.errs.error(pos, f"cannot differentiate with respect to '{name}' of "
                                            f"type {b.value.spec}: not floating-point")
-        return DictionaryAttr({"of": StringAttr(g.of[0]),
-                               "wrt": ArrayAttr([StringAttr(n) for n, _ in g.wrt])})
+            xs.append(b.value)
+        op = self.emit(GradOp.build([loss.value], [], [x.value for x in xs],
+                                    result_types=[x.value.type for x in xs],
+                                    location=self.errs.loc(g.pos)))
+        return [(f"d_{name}", pos, Val(r, x.spec))
+                for (name, pos), x, r in zip(g.wrt, xs, op.results)]
 
-    def train(self, t: ast.Train, scope: Scope) -> DictionaryAttr:
-        self._scalar_loss(scope, t.loss[0], t.loss[1], "train")
-        if not any(b.kind == "param" for b in scope.names.values()):
+    def train(self, t: ast.Train, scope: Scope, mod: ModuleOp, forward: FuncOp) -> None:
+        """Build `@train_step` (step 6 of the algorithm) after `forward` is complete."""
+        loss = self._scalar_loss(scope, t.loss[0], t.loss[1], "train")
+        params = [(n, b.value) for n, b in scope.names.items() if b.kind == "param"]
+        if not params:
             raise self.errs.error(t.pos, "train needs at least one param to update")
-        opt = t.optimizer
+        params = [(n, v) for n, v in params if is_float(v.spec.dtype)]
+        if not params:
+            raise self.errs.error(t.pos, "train needs at least one floating-point param to "
+                                         "update")
+        optimizer = self.optimizer(t.optimizer)
+        ftype = forward.properties["function_type"].value
+        step = FuncOp.create("train_step", list(ftype.inputs), [loss.value.type],
+                             location=self.errs.loc(t.pos))
+        mod.block.append(step)
+        for a, b in zip(forward.args, step.args):
+            b.location = a.location
+        if "arg_attrs" in forward.properties:
+            step.properties["arg_attrs"] = forward.properties["arg_attrs"]
+        step.properties["res_attrs"] = ArrayAttr([DictionaryAttr({"graph.name":
+                                                                  StringAttr("loss")})])
+        step.attributes["graph.optimizer"] = optimizer.attribute()
+        # the forward ops the loss needs, and every param's read, copied in program order
+        keep = _backward_slice(forward.entry, loss.value)
+        keep.update(v.value.owner_op for _, v in params)
+        mapping = dict(zip(forward.args, step.args))
+        b = Builder.at_end(step.entry)
+        for op in forward.entry.ops:
+            if op in keep:
+                b.insert(op.clone(mapping))
+        reads = [mapping[v.value] for _, v in params]
+        l_value = mapping[loss.value]
+        b.location = self.errs.loc(t.pos)
+        grad = b.insert(GradOp.build([l_value], [], reads, result_types=[r.type for r in reads],
+                                     location=b.location))
+        b.location = self.errs.loc(t.optimizer.pos)
+        optimizer.apply(UpdateBuilder(b, mod, forward),
+                        [Slot(n, r, g) for (n, _), r, g in zip(params, reads, grad.results)])
+        b.insert(ReturnOp.build([l_value], result_types=[], location=self.errs.loc(t.pos)))
+
+    def optimizer(self, opt: ast.Call):
+        """The optimizer object of `sgd(0.1)`, its hyperparameters read from literals."""
         if opt.func not in OPTIMIZERS:
             raise self.errs.unknown(opt.pos, "optimizer", opt.func, list(OPTIMIZERS),
                                     listing=True)
-        params = [(k, REQUIRED if d is None else d) for k, d in OPTIMIZERS[opt.func].items()]
+        cls = OPTIMIZERS[opt.func]
+        params = [(k, REQUIRED if d is None else d) for k, d in cls.hyperparameters.items()]
         bound = bind_args(opt, params, self.errs, f"optimizer '{opt.func}'")
-        out = {"loss": StringAttr(t.loss[0]), "optimizer": StringAttr(opt.func)}
+        values, where = {}, {}
         for k, node in bound.items():
-            v = node if not isinstance(node, ast.Node) else static_number(
-                node, self.errs, f"argument '{k}' of '{opt.func}'")
-            out[k] = FloatAttr(float(v), F64)
-        return DictionaryAttr(out)
+            if isinstance(node, ast.Node):
+                values[k] = float(static_number(node, self.errs,
+                                                f"argument '{k}' of '{opt.func}'"))
+                where[k] = node.pos
+            else:
+                values[k] = float(node)
+        optimizer = cls(**values)
+        for k, why in optimizer.invalid().items():
+            raise self.errs.error(where.get(k, opt.pos), f"argument '{k}' of '{opt.func}' "
+                                                         f"{why}, got {values[k]:g}")
+        return optimizer
 
     # ----- fn inlining -----------------------------------------------------------------
 
@@ -356,6 +426,20 @@ class Lowering(ExprLowering):
             self.later = saved_later
         raise self.errs.error(fn.pos, f"fn '{fn.name}' does not return a value; end it with "
                                       "`return expr`")
+
+
+def _backward_slice(block, value) -> set:
+    """The ops of `block` that `value` depends on, through operands and through the values
+    the ops' regions capture from above."""
+    needed = {value}
+    out = set()
+    for op in reversed(list(block.ops)):
+        if any(r in needed for r in op.results):
+            out.add(op)
+            needed.update(op.operands)
+            if op.regions:
+                needed.update(captured_values(op))
+    return out
 
 
 def _literal_syntax(node) -> bool:

@@ -10,6 +10,8 @@ import pytest
 
 import irkit
 from irkit.dsl import compile_file, compile_source, find_model
+from irkit.model import expand_derivatives
+from irkit.symbols import lookup_symbol_in
 from irkit.tools.compile import main as compile_main
 from irkit.tools.opt import main as opt_main
 
@@ -52,8 +54,10 @@ def test_logreg_matches_numpy():
     np.testing.assert_allclose(probs, want, rtol=1e-6)
     np.testing.assert_allclose(loss, np.mean(-np.sum(y * np.log(want), axis=1)), rtol=1e-5)
     assert probs.dtype == np.float32 and probs.shape == (5, 10)
-    attrs = m.attributes["graph.train"]
-    assert attrs.get("optimizer").value == "sgd" and attrs.get("lr").value == 0.5
+    step = lookup_symbol_in(m, "train_step")
+    attrs = step.attributes["graph.optimizer"]
+    assert attrs.get("name").value == "sgd" and attrs.get("lr").value == 0.5
+    assert "graph.train" not in m.attributes
 
 
 def test_mlp_matches_numpy():
@@ -61,7 +65,8 @@ def test_mlp_matches_numpy():
     rng = np.random.default_rng(1)
     x = rng.normal(size=(4, 64)).astype(np.float32)
     labels = rng.integers(0, 10, 4).astype(np.int32)
-    logits, loss = irkit.interpret(m, "forward", x, labels)
+    # `grad loss wrt w1, b2` adds outputs d_w1, d_b2, built by the autodiff pass
+    logits, loss, d_w1, d_b2 = irkit.interpret(expand_derivatives(m), "forward", x, labels)
     # The initializers, from their definition: seeded numpy generators.
     w1 = np.random.default_rng(1).normal(0.0, 0.05, (64, 128)).astype(np.float32)
     lim = np.sqrt(6.0 / (128 + 10))
@@ -72,10 +77,14 @@ def test_mlp_matches_numpy():
     z = want - want.max(axis=1, keepdims=True)
     logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
     np.testing.assert_allclose(loss, -logp[np.arange(4), labels].mean(), rtol=1e-4)
-    grad = m.attributes["graph.grad"][0]
-    assert grad.get("of").value == "loss"
-    assert [a.value for a in grad.get("wrt")] == ["w1", "b2"]
-    train = m.attributes["graph.train"]
+    # d loss / d logits = (softmax - onehot) / n, written out by hand
+    p = np.exp(logp)
+    d_logits = (p - np.eye(10)[labels]) / 4
+    np.testing.assert_allclose(d_b2, d_logits.sum(axis=0), rtol=1e-4, atol=1e-6)
+    d_h = (d_logits @ w2.T) * (x @ w1 > 0)
+    np.testing.assert_allclose(d_w1, x.T @ d_h, rtol=1e-4, atol=1e-6)
+    assert not {"graph.grad", "graph.train"} & set(m.attributes)
+    train = lookup_symbol_in(m, "train_step").attributes["graph.optimizer"]
     assert {k: train.get(k).value for k in ("lr", "beta1", "beta2", "eps")} == \
         {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8}
 
@@ -95,11 +104,14 @@ def test_gate_takes_one_branch(swap):
 
 
 def test_seed_ad_value():
-    m = model("seed_ad")
-    y = irkit.interpret(m, "forward", np.float32(2.0), np.float32(5.0))
+    m = expand_derivatives(model("seed_ad"))
+    y, d_x1, d_x2 = irkit.interpret(m, "forward", np.float32(2.0), np.float32(5.0))
     want = np.log(2.0) + 2.0 * 5.0 - np.sin(5.0)
     assert abs(float(y) - want) < 1e-5
     assert abs(float(y) - 11.652) < 1e-3
+    # the lecture's numbers: dy/dx1 = 1/x1 + x2 = 5.5, dy/dx2 = x1 - cos(x2) = 1.716
+    assert abs(float(d_x1) - 5.5) < 1e-5
+    assert abs(float(d_x2) - (2.0 - np.cos(5.0))) < 1e-5
 
 
 def test_forward_signature_attributes():
@@ -110,7 +122,10 @@ def test_forward_signature_attributes():
     assert [getattr(d, "value", None) for d in arg0.get("graph.dims")] == ["N", 784]
     assert [r.get("graph.name").value for r in fn.properties["res_attrs"]] == ["probs", "loss"]
     names = [op.name for op in m.regions[0].ops]
-    assert names == ["graph.variable", "graph.variable", "func.func"]
+    assert names == ["graph.variable", "graph.variable", "func.func", "func.func"]
+    step = lookup_symbol_in(m, "train_step")
+    assert step.properties["arg_attrs"] == fn.properties["arg_attrs"]
+    assert [r.get("graph.name").value for r in step.properties["res_attrs"]] == ["loss"]
 
 
 # ----- tools -------------------------------------------------------------------------------
@@ -119,7 +134,7 @@ def test_forward_signature_attributes():
 def test_irkit_compile_prints_one_model(capsys):
     assert compile_main([str(EXAMPLES / "mlp.irk"), "--emit=graph", "--model", "mlp"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("module @mlp attributes")
+    assert out.startswith("module @mlp {")
     assert "graph.cross_entropy" in out
 
 
@@ -138,10 +153,23 @@ def test_irkit_compile_unknown_model(capsys):
 
 def test_irkit_compile_output_file(tmp_path):
     out = tmp_path / "g.mlir"
-    assert compile_main([str(EXAMPLES / "seed_ad.irk"), "-o", str(out)]) == 0
+    assert compile_main([str(EXAMPLES / "seed_ad.irk"), "--emit=autodiff", "-o",
+                         str(out)]) == 0
     m = irkit.parse_module(out.read_text())
-    y = irkit.interpret(find_model(m, "seed_ad"), "forward", np.float32(1), np.float32(0))
+    y, d_x1, d_x2 = irkit.interpret(find_model(m, "seed_ad"), "forward", np.float32(1),
+                                    np.float32(0))
     assert abs(float(y)) < 1e-6             # log 1 + 0 - sin 0
+    assert float(d_x1) == 1.0 and float(d_x2) == 0.0     # 1/x1 + x2, x1 - cos x2
+
+
+def test_irkit_compile_emit_autodiff_expands_every_request(capsys):
+    assert compile_main([str(EXAMPLES / "mlp.irk"), "--emit=graph"]) == 0
+    graph = capsys.readouterr().out
+    assert graph.count("autodiff.grad") == 2        # one in @forward, one in @train_step
+    assert compile_main([str(EXAMPLES / "mlp.irk"), "--emit=autodiff"]) == 0
+    out = capsys.readouterr().out
+    assert "autodiff." not in out and "func.func @train_step" in out
+    irkit.verify(irkit.parse_module(out))
 
 
 def test_irkit_opt_reads_irk(capsys):

@@ -284,6 +284,46 @@ def test_train_without_params():
           ^""")
 
 
+def test_train_with_only_integer_params():
+    assert rendered("model m {\n  input x: f32[3]\n  param k: i32[3] = ones\n"
+                    "  h = sum(x * cast(k, f32))\n  train h with sgd(1)\n  output h\n}\n") \
+        == expect("""
+        m.irk:5:3: error: train needs at least one floating-point param to update
+          train h with sgd(1)
+          ^""")
+
+
+def test_gradient_output_clashes_with_an_output():
+    assert rendered("h = sum(x @ W)\nd_W = W\noutput h, d_W\ngrad h wrt W\n",
+                    wrap=True) == expect("""
+        m.irk:8:14: error: the gradient with respect to 'W' is output 'd_W', but 'd_W' is already an output
+          grad h wrt W
+                     ^
+        m.irk:7:13: note: the output is named here
+          output h, d_W
+                    ^""")
+    assert rendered("h = sum(x @ W)\noutput h\ngrad h wrt W, W\n", wrap=True) == expect("""
+        m.irk:7:17: error: the gradient with respect to 'W' is output 'd_W', but 'd_W' is already an output
+          grad h wrt W, W
+                        ^
+        m.irk:7:14: note: the output is named here
+          grad h wrt W, W
+                     ^""")
+
+
+def test_optimizer_hyperparameters_out_of_range():
+    assert rendered("h = sum(x @ W)\noutput h\ntrain h with adam(0.1, beta2=1)\n",
+                    wrap=True) == expect("""
+        m.irk:7:32: error: argument 'beta2' of 'adam' must be in [0, 1), got 1
+          train h with adam(0.1, beta2=1)
+                                       ^""")
+    assert rendered("h = sum(x @ W)\noutput h\ntrain h with sgd(-0.1)\n",
+                    wrap=True) == expect("""
+        m.irk:7:20: error: argument 'lr' of 'sgd' must not be negative, got -0.1
+          train h with sgd(-0.1)
+                           ^""")
+
+
 def test_unknown_initializer_lists_them():
     assert rendered("param V: f32[3] = gaussian(seed=1)\noutput x\n", wrap=True) == expect("""
         m.irk:5:21: error: unknown initializer 'gaussian'; expected one of zeros, ones, constant, normal, uniform, glorot, he

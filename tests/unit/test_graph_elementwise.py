@@ -33,6 +33,7 @@ from irkit.types import F32, I1, I32
 
 load_all()
 from irkit.dialects import graph_elementwise as ge  # noqa: E402
+from irkit.dialects import graph_compare as gc  # noqa: E402
 
 SETTINGS = settings(max_examples=30, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -248,10 +249,10 @@ def test_infer_symbol_never_equals_another_dim(a, b):
 
 def test_infer_other_ops_keep_symbols():
     assert ge.ExpOp.infer([spec("B", 10)], {}) == [spec("B", 10)]
-    assert ge.CmpOp.infer([spec("B", 1), spec(1, "C")], {"predicate": "lt"}) == \
+    assert gc.CmpOp.infer([spec("B", 1), spec(1, "C")], {"predicate": "lt"}) == \
         [spec("B", "C", dtype=I1)]
-    assert ge.WhereOp.infer([spec("B", 1, dtype=I1), spec(3), spec()], {}) == [spec("B", 3)]
-    assert ge.CastOp.infer([spec("B", 2)], {"dtype": I32}) == [spec("B", 2, dtype=I32)]
+    assert gc.WhereOp.infer([spec("B", 1, dtype=I1), spec(3), spec()], {}) == [spec("B", 3)]
+    assert gc.CastOp.infer([spec("B", 2)], {"dtype": I32}) == [spec("B", 2, dtype=I32)]
 
 
 def test_infer_kind_messages():
@@ -263,7 +264,7 @@ def test_infer_kind_messages():
     with pytest.raises(ShapeError, match=r"element types differ: f32\[N\] and i32\[N\]"):
         ge.SubOp.infer([spec("N"), spec("N", dtype=I32)], {})
     with pytest.raises(ShapeError, match=r"operands need an i1 element type"):
-        ge.WhereOp.infer([spec(3), spec(3), spec(3)], {})
+        gc.WhereOp.infer([spec(3), spec(3), spec(3)], {})
 
 
 # ----- canonicalization is exact --------------------------------------------------------------
@@ -415,9 +416,9 @@ def test_lossless_casts_are_exact():
     """`_lossless(a, b)`: every value of a small integer type survives a -> b -> a."""
     from irkit.types import BF16, F16, F64, I8, I16
     for a, b in [(I8, F16), (I8, BF16), (I16, F32), (I32, F64), (I8, I32), (I1, F16)]:
-        assert ge._lossless(a, b)
+        assert gc._lossless(a, b)
     for a, b in [(I16, F16), (I32, F32), (I16, I8), (F32, F16), (F16, BF16), (F32, I32)]:
-        assert not ge._lossless(a, b)
+        assert not gc._lossless(a, b)
     for src, dst in [(np.int8, np.float16), (np.int16, np.float32)]:
         info = np.iinfo(src)
         v = np.arange(info.min, info.max + 1, dtype=src)

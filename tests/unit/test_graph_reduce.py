@@ -1,4 +1,5 @@
-"""Reductions, argmax, softmax, losses and matmul of the graph dialect.
+"""Reductions, argmax, softmax, losses and matmul of the graph dialect (graph_reduce.py,
+graph_loss.py, graph_linalg.py).
 
 Each op runs through the IR (printed, parsed, verified against a result type the test works
 out itself, interpreted) on hypothesis-drawn inputs, and is compared with an independent
@@ -17,9 +18,10 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from irkit.dialects.graph import ShapeError, TensorSpec
+from irkit.dialects.graph_linalg import MatmulOp
+from irkit.dialects.graph_loss import CrossEntropyOp, LogSoftmaxOp, MseOp, SoftmaxOp
 from irkit.dialects.graph_reduce import (
-    ArgmaxOp, CrossEntropyOp, LogSoftmaxOp, MatmulOp, MseOp, ReduceMaxOp, ReduceMeanOp,
-    ReduceMinOp, ReduceSumOp, SoftmaxOp,
+    ArgmaxOp, ReduceMaxOp, ReduceMeanOp, ReduceMinOp, ReduceSumOp,
 )
 from irkit.interpreter import InterpreterError, interpret
 from irkit.parser import parse_module

@@ -1,4 +1,5 @@
-"""The shape ops of the graph dialect (dialects/graph_shape.py).
+"""The shape ops of the graph dialect (dialects/graph_shape.py, graph_slice.py,
+graph_indexing.py).
 
 - Evaluation: hypothesis draws shapes, permutations, slices (negative steps and clamped bounds
   included), broadcast targets and split/concat layouts; each op runs through the parser,
@@ -23,7 +24,9 @@ from hypothesis import strategies as st
 from irkit.attributes import format_attr_entry, numpy_dtype
 from irkit.dialects import load_all
 from irkit.dialects.graph import ShapeError, TensorSpec
+from irkit.dialects import graph_indexing as gi
 from irkit.dialects import graph_shape as gs
+from irkit.dialects import graph_slice as gsl
 from irkit.interpreter import interpret
 from irkit.parser import parse_module, parse_type
 from irkit.pass_manager import PassManager
@@ -209,7 +212,7 @@ def slices(draw):
 def test_slice_follows_python_rules(case):
     shape, starts, stops, steps = case
     x = arange(shape)
-    (r,), types = run(gs.SliceOp, [x], starts=starts, stops=stops, steps=steps)
+    (r,), types = run(gsl.SliceOp, [x], starts=starts, stops=stops, steps=steps)
     check_typed([r], types)
     picks = [python_slice(a, b, c, n) for a, b, c, n in zip(starts, stops, steps, shape)]
     assert r.shape == tuple(len(p) for p in picks)
@@ -219,7 +222,7 @@ def test_slice_follows_python_rules(case):
 
 def test_slice_dynamic_axis():
     x = arange((5, 6))
-    (r,), types = run(gs.SliceOp, [x], ["tensor<?x6xf32>"], starts=(-1, 1),
+    (r,), types = run(gsl.SliceOp, [x], ["tensor<?x6xf32>"], starts=(-1, 1),
                       stops=(-END - 1, 5), steps=(-1, 2))
     assert str(types[0]) == "tensor<?x2xf32>"       # a reversed whole axis keeps its size
     assert r.shape == (5, 2) and r[0, 0] == x[4, 1] and r[4, 1] == x[0, 3]
@@ -291,7 +294,7 @@ def test_concat_places_inputs_at_running_offsets(case):
     for k, n in enumerate(sizes):
         shape = base[:ax] + [n] + base[ax + 1:]
         xs.append(arange(shape) + 100 * k)
-    (r,), types = run(gs.ConcatOp, xs, axis=axis)
+    (r,), types = run(gsl.ConcatOp, xs, axis=axis)
     check_typed([r], types)
     assert r.shape == tuple(base[:ax] + [sum(sizes)] + base[ax + 1:])
     offset = 0
@@ -309,7 +312,7 @@ def test_split_cuts_equal_consecutive_parts(shape, sections, data):
     ax = axis % len(shape)
     shape = shape[:ax] + (shape[ax] * sections,) + shape[ax + 1:]
     x = arange(shape)
-    outs, types = run(gs.SplitOp, [x], axis=axis, sections=sections)
+    outs, types = run(gsl.SplitOp, [x], axis=axis, sections=sections)
     check_typed(outs, types)
     assert len(outs) == sections
     part = shape[ax] // sections
@@ -328,7 +331,7 @@ def test_split_cuts_equal_consecutive_parts(shape, sections, data):
 def test_one_hot_marks_in_range_indices(shape, depth, data):
     idx = np.asarray(data.draw(st.lists(st.integers(-2, 6), min_size=int(np.prod(shape)),
                                         max_size=int(np.prod(shape)))), np.int64).reshape(shape)
-    (r,), types = run(gs.OneHotOp, [idx], depth=depth)
+    (r,), types = run(gi.OneHotOp, [idx], depth=depth)
     check_typed([r], types)
     assert r.shape == shape + (depth,)
     for at in itertools.product(*map(range, shape)):
@@ -345,7 +348,7 @@ def test_gather_picks_rows(table_shape, idx_shape, dtype, data):
     count = int(np.prod(idx_shape))
     idx = np.asarray(data.draw(st.lists(st.integers(-n, n - 1), min_size=count,
                                         max_size=count)), dtype).reshape(idx_shape)
-    (r,), types = run(gs.GatherOp, [table, idx])
+    (r,), types = run(gi.GatherOp, [table, idx])
     check_typed([r], types)
     assert r.shape == idx_shape + table_shape[1:]
     for at in itertools.product(*map(range, idx_shape)):
@@ -394,20 +397,20 @@ def test_reshape_errors(x, target, message):
 
 def test_symbols_flow_through_transpose_concat_split_slice():
     assert shape_of(gs.TransposeOp, spec("N", 3)) == ((3, "N"),)
-    assert shape_of(gs.ConcatOp, spec("N", 3), spec("N", 5), axis=1) == (("N", 8),)
-    assert shape_of(gs.ConcatOp, spec("N", 3), spec(0, 3), axis=0) == (("N", 3),)
-    assert shape_of(gs.ConcatOp, spec("N", 3), spec("M", 3), axis=0) == ((None, 3),)
-    assert shape_of(gs.ConcatOp, spec(None, 3), spec("N", 3), axis=1) == (("N", 6),)
-    assert shape_of(gs.SplitOp, spec("N", 6), axis=1, sections=3) == (("N", 2),) * 3
-    assert shape_of(gs.SplitOp, spec("N", 6), sections=2) == ((None, 6),) * 2
-    assert shape_of(gs.SplitOp, spec("N", 6), sections=1) == (("N", 6),)
+    assert shape_of(gsl.ConcatOp, spec("N", 3), spec("N", 5), axis=1) == (("N", 8),)
+    assert shape_of(gsl.ConcatOp, spec("N", 3), spec(0, 3), axis=0) == (("N", 3),)
+    assert shape_of(gsl.ConcatOp, spec("N", 3), spec("M", 3), axis=0) == ((None, 3),)
+    assert shape_of(gsl.ConcatOp, spec(None, 3), spec("N", 3), axis=1) == (("N", 6),)
+    assert shape_of(gsl.SplitOp, spec("N", 6), axis=1, sections=3) == (("N", 2),) * 3
+    assert shape_of(gsl.SplitOp, spec("N", 6), sections=2) == ((None, 6),) * 2
+    assert shape_of(gsl.SplitOp, spec("N", 6), sections=1) == (("N", 6),)
     whole, part = (0, END, 1), (1, END, 1)
-    assert shape_of(gs.SliceOp, spec("N", "N"), starts=(whole[0], part[0]),
+    assert shape_of(gsl.SliceOp, spec("N", "N"), starts=(whole[0], part[0]),
                     stops=(END, END), steps=(1, 1)) == (("N", None),)
-    assert shape_of(gs.SliceOp, spec("N"), starts=(-1,), stops=(-END - 1,), steps=(-1,)) == \
+    assert shape_of(gsl.SliceOp, spec("N"), starts=(-1,), stops=(-END - 1,), steps=(-1,)) == \
         (("N",),)
-    assert shape_of(gs.OneHotOp, spec("N", dtype=I64), depth=10) == (("N", 10),)
-    assert shape_of(gs.GatherOp, spec("V", 64), spec("N", 16, dtype=I32)) == (("N", 16, 64),)
+    assert shape_of(gi.OneHotOp, spec("N", dtype=I64), depth=10) == (("N", 10),)
+    assert shape_of(gi.GatherOp, spec("V", 64), spec("N", 16, dtype=I32)) == (("N", 16, 64),)
     assert shape_of(gs.DimOp, spec("N", 3), axis=0) == ((),)
 
 
@@ -427,11 +430,11 @@ def test_symbols_in_broadcast_to():
 
 def test_symbol_never_equals_a_number():
     with pytest.raises(ShapeError, match=r"cannot concatenate f32\[N, 3\] and f32\[10, 3\]"):
-        shape_of(gs.ConcatOp, spec("N", 3), spec(10, 3), axis=1)
+        shape_of(gsl.ConcatOp, spec("N", 3), spec(10, 3), axis=1)
     with pytest.raises(ShapeError, match="axis 1 is out of range for rank 1"):
         shape_of(gs.DimOp, spec("N"), axis=1)
     with pytest.raises(ShapeError, match="axis 0 is out of range for rank 0"):
-        shape_of(gs.SplitOp, spec(), sections=1)
+        shape_of(gsl.SplitOp, spec(), sections=1)
 
 
 # ----- canonicalization ------------------------------------------------------------------------

@@ -31,7 +31,7 @@ module @lin {
 
 @pytest.fixture
 def model():
-    pytest.importorskip("irkit.dialects.graph_reduce")       # graph.matmul
+    pytest.importorskip("irkit.dialects.graph_linalg")       # graph.matmul
     return Model(irkit.parse_module(MODULE))
 
 
@@ -87,3 +87,51 @@ def test_bad_inputs_are_value_errors(model, inputs, message):
 def test_unknown_engine_is_an_error(model):
     with pytest.raises(ValueError, match="unknown engine 'gpu'; available: 'interpreter'"):
         Model(model.module, engine="gpu")
+
+
+TRAINABLE = """
+module @fit {
+  graph.variable @w : tensor<2xf64> init ones
+  func.func @forward(%x: tensor<2xf64> {graph.dims = [2], graph.name = "x"})
+      -> (tensor<f64> {graph.name = "loss"}, tensor<2xf64> {graph.name = "d_w"}) {
+    %w = graph.read @w : tensor<2xf64>
+    %p = graph.mul %x, %w : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+    %l = graph.reduce_sum %p {axes = array<i64>, keepdims = false} : (tensor<2xf64>) -> tensor<f64>
+    %g = autodiff.grad %l wrt %w : (tensor<f64>) -> tensor<2xf64>
+    return %l, %g : tensor<f64>, tensor<2xf64>
+  }
+  func.func @train_step(%x: tensor<2xf64> {graph.dims = [2], graph.name = "x"})
+      -> (tensor<f64> {graph.name = "loss"}) {
+    %w = graph.read @w : tensor<2xf64>
+    %p = graph.mul %x, %w : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+    %l = graph.reduce_sum %p {axes = array<i64>, keepdims = false} : (tensor<2xf64>) -> tensor<f64>
+    %g = autodiff.grad %l wrt %w : (tensor<f64>) -> tensor<2xf64>
+    %lr = graph.constant dense<0.5> : tensor<f64>
+    %s = graph.mul %lr, %g : (tensor<f64>, tensor<2xf64>) -> tensor<2xf64>
+    %w1 = graph.sub %w, %s : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+    graph.assign @w, %w1 : tensor<2xf64>
+    return %l : tensor<f64>
+  }
+}
+"""
+
+
+def test_train_step_from_ir_text():
+    """A module written by hand trains as a DSL one does: the entry points and their names
+    come from the IR, derivative requests are expanded on a copy."""
+    module = irkit.parse_module(TRAINABLE)
+    m = Model(module)
+    assert m.trainable and m.outputs == ["loss", "d_w"]
+    x = np.array([2.0, -1.0])
+    out = m.forward(x=x)
+    assert float(out["loss"]) == 1.0 and out["d_w"].tolist() == [2.0, -1.0]
+    assert m.train_step(x=x) == {"loss": 1.0}
+    assert m.variables["w"].tolist() == [0.0, 1.5]               # w - 0.5 x
+    assert float(m.forward(x=x)["loss"]) == -1.5
+    assert any(op.name == "autodiff.grad" for op in module.walk())     # the caller's copy
+
+
+def test_train_step_needs_a_train_step(model):
+    assert not model.trainable
+    with pytest.raises(ValueError, match="model 'lin' has no train clause"):
+        model.train_step(x=np.ones((1, 3)), labels=[0])

@@ -197,3 +197,123 @@ func.func @layernorm_int(%x: tensor<?x64xi32>, %g: tensor<64xi32>) {
   %0 = graph.layernorm %x, %g, %g : (tensor<?x64xi32>, tensor<64xi32>, tensor<64xi32>) -> tensor<?x64xi32>
   return
 }
+
+// -----
+
+func.func @backprop_input_gradient(%x: tensor<?x1x28x28xf32>, %w: tensor<8x1x3x3xf32>, %dy: tensor<?x8x14x14xf32>) {
+  // expected-error @+1 {{'graph.conv2d_backprop_input' op conv2d_backprop_input: gradient f32[?, 8, 14, 14] does not match the convolution's output f32[?, 8, 13, 13]}}
+  %0 = graph.conv2d_backprop_input %dy, %w, %x {stride = array<i64: 2, 2>} : (tensor<?x8x14x14xf32>, tensor<8x1x3x3xf32>, tensor<?x1x28x28xf32>) -> tensor<?x1x28x28xf32>
+  return
+}
+
+// -----
+
+func.func @backprop_input_batch(%x: tensor<4x1x28x28xf32>, %w: tensor<8x1x3x3xf32>, %dy: tensor<2x8x26x26xf32>) {
+  // expected-error @+1 {{conv2d_backprop_input: gradient f32[2, 8, 26, 26] does not match the convolution's output f32[4, 8, 26, 26]}}
+  %0 = graph.conv2d_backprop_input %dy, %w, %x : (tensor<2x8x26x26xf32>, tensor<8x1x3x3xf32>, tensor<4x1x28x28xf32>) -> tensor<4x1x28x28xf32>
+  return
+}
+
+// -----
+
+func.func @backprop_input_channels(%x: tensor<?x3x28x28xf32>, %w: tensor<8x1x3x3xf32>, %dy: tensor<?x8x26x26xf32>) {
+  // expected-error @+1 {{conv2d_backprop_input: input has 3 channels but the weight expects 1}}
+  %0 = graph.conv2d_backprop_input %dy, %w, %x : (tensor<?x8x26x26xf32>, tensor<8x1x3x3xf32>, tensor<?x3x28x28xf32>) -> tensor<?x3x28x28xf32>
+  return
+}
+
+// -----
+
+func.func @backprop_input_rank(%x: tensor<?x1x28x28xf32>, %w: tensor<8x1x3x3xf32>, %dy: tensor<8x26x26xf32>) {
+  // expected-error @+1 {{conv2d_backprop_input: gradient f32[8, 26, 26] does not match the convolution's output f32[?, 8, 26, 26]}}
+  %0 = graph.conv2d_backprop_input %dy, %w, %x : (tensor<8x26x26xf32>, tensor<8x1x3x3xf32>, tensor<?x1x28x28xf32>) -> tensor<?x1x28x28xf32>
+  return
+}
+
+// -----
+
+func.func @backprop_input_result(%x: tensor<?x1x28x28xf32>, %w: tensor<8x1x3x3xf32>, %dy: tensor<?x8x13x13xf32>) {
+  // expected-error @+1 {{'graph.conv2d_backprop_input' op result #0 has type tensor<?x1x27x27xf32>, but the operands give tensor<?x1x28x28xf32>}}
+  %0 = graph.conv2d_backprop_input %dy, %w, %x {stride = array<i64: 2, 2>} : (tensor<?x8x13x13xf32>, tensor<8x1x3x3xf32>, tensor<?x1x28x28xf32>) -> tensor<?x1x27x27xf32>
+  return
+}
+
+// -----
+
+func.func @backprop_filter_gradient(%x: tensor<?x1x28x28xf32>, %w: tensor<8x1x3x3xf32>, %dy: tensor<?x4x26x26xf32>) {
+  // expected-error @+1 {{'graph.conv2d_backprop_filter' op conv2d_backprop_filter: gradient f32[?, 4, 26, 26] does not match the convolution's output f32[?, 8, 26, 26]}}
+  %0 = graph.conv2d_backprop_filter %x, %dy, %w : (tensor<?x1x28x28xf32>, tensor<?x4x26x26xf32>, tensor<8x1x3x3xf32>) -> tensor<8x1x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @backprop_filter_padding(%x: tensor<?x1x28x28xf32>, %w: tensor<8x1x3x3xf32>, %dy: tensor<?x8x26x26xf32>) {
+  // expected-error @+1 {{conv2d_backprop_filter: padding must have 2 entries (height, width), got 1}}
+  %0 = graph.conv2d_backprop_filter %x, %dy, %w {padding = array<i64: 1>} : (tensor<?x1x28x28xf32>, tensor<?x8x26x26xf32>, tensor<8x1x3x3xf32>) -> tensor<8x1x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @backprop_filter_mixed(%x: tensor<?x1x28x28xf32>, %w: tensor<8x1x3x3xf32>, %dy: tensor<?x8x26x26xf64>) {
+  // expected-error @+1 {{element types differ: f32[?, 1, 28, 28] and f64[?, 8, 26, 26] and f32[8, 1, 3, 3]}}
+  %0 = graph.conv2d_backprop_filter %x, %dy, %w : (tensor<?x1x28x28xf32>, tensor<?x8x26x26xf64>, tensor<8x1x3x3xf32>) -> tensor<8x1x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_grad_gradient(%x: tensor<?x8x28x28xf32>, %dy: tensor<?x8x28x28xf32>) {
+  // expected-error @+1 {{'graph.max_pool2d_grad' op max_pool2d_grad: gradient f32[?, 8, 28, 28] does not match the pooled input f32[?, 8, 14, 14]}}
+  %0 = graph.max_pool2d_grad %x, %dy {kernel = array<i64: 2, 2>} : (tensor<?x8x28x28xf32>, tensor<?x8x28x28xf32>) -> tensor<?x8x28x28xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_grad_kernel(%x: tensor<?x8x28x28xf32>, %dy: tensor<?x8x14x14xf32>) {
+  // expected-error @+1 {{'graph.max_pool2d_grad' op requires attribute 'kernel'}}
+  %0 = graph.max_pool2d_grad %x, %dy : (tensor<?x8x28x28xf32>, tensor<?x8x14x14xf32>) -> tensor<?x8x28x28xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_grad_grad_tangent(%x: tensor<?x8x28x28xf32>, %t: tensor<?x8x14x14xf32>) {
+  // expected-error @+1 {{max_pool2d_grad_grad: tangent f32[?, 8, 14, 14] does not match the input f32[?, 8, 28, 28]}}
+  %0 = graph.max_pool2d_grad_grad %x, %t {kernel = array<i64: 2, 2>} : (tensor<?x8x28x28xf32>, tensor<?x8x14x14xf32>) -> tensor<?x8x14x14xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_grad_grad_int(%x: tensor<?x8x28x28xi32>) {
+  // expected-error @+1 {{max_pool2d_grad_grad: input must have a floating-point element type, got i32[?, 8, 28, 28]}}
+  %0 = graph.max_pool2d_grad_grad %x, %x {kernel = array<i64: 2, 2>} : (tensor<?x8x28x28xi32>, tensor<?x8x28x28xi32>) -> tensor<?x8x14x14xi32>
+  return
+}
+
+// -----
+
+func.func @avg_pool_grad_stride(%x: tensor<?x8x28x28xf32>, %dy: tensor<?x8x14x14xf32>) {
+  // expected-error @+1 {{avg_pool2d_grad: stride entries must be positive, got (0, 2)}}
+  %0 = graph.avg_pool2d_grad %dy, %x {kernel = array<i64: 2, 2>, stride = array<i64: 0, 2>} : (tensor<?x8x14x14xf32>, tensor<?x8x28x28xf32>) -> tensor<?x8x28x28xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool_grad_too_small(%x: tensor<?x8x2x28xf32>, %dy: tensor<?x8x1x9xf32>) {
+  // expected-error @+1 {{avg_pool2d_grad: kernel height 3 is larger than the input height 2, so the output would be empty}}
+  %0 = graph.avg_pool2d_grad %dy, %x {kernel = array<i64: 3, 3>} : (tensor<?x8x1x9xf32>, tensor<?x8x2x28xf32>) -> tensor<?x8x2x28xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool_grad_channels(%x: tensor<?x8x28x28xf32>, %dy: tensor<?x4x14x14xf32>) {
+  // expected-error @+1 {{avg_pool2d_grad: gradient f32[?, 4, 14, 14] does not match the pooled input f32[?, 8, 14, 14]}}
+  %0 = graph.avg_pool2d_grad %dy, %x {kernel = array<i64: 2, 2>} : (tensor<?x4x14x14xf32>, tensor<?x8x28x28xf32>) -> tensor<?x8x28x28xf32>
+  return
+}

@@ -135,3 +135,75 @@ func.func @concat_split_single(%x: tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<
   %1 = graph.split %x {axis = 0 : i64, sections = 1 : i64} : (tensor<?x3xf32>) -> tensor<?x3xf32>
   return %0, %1 : tensor<?x3xf32>, tensor<?x3xf32>
 }
+
+// The composed reshape keeps the outer reshape's size operands.
+// CHECK-LABEL: func.func @reshape_compose_sizes
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x4xf32>, %[[B:.*]]: tensor<i64>, %[[T:.*]]: tensor<i64>)
+// CHECK-NEXT: %[[R:.*]] = graph.reshape %[[X]], %[[B]], %[[T]] {shape = array<i64: -1, -1, 4>} : (tensor<?x?x4xf32>, tensor<i64>, tensor<i64>) -> tensor<?x?x4xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @reshape_compose_sizes(%x: tensor<?x?x4xf32>, %b: tensor<i64>, %t: tensor<i64>) -> tensor<?x?x4xf32> {
+  %0 = graph.reshape %x {shape = array<i64: -1, 4>} : (tensor<?x?x4xf32>) -> tensor<?x4xf32>
+  %1 = graph.reshape %0, %b, %t {shape = array<i64: -1, -1, 4>} : (tensor<?x4xf32>, tensor<i64>, tensor<i64>) -> tensor<?x?x4xf32>
+  return %1 : tensor<?x?x4xf32>
+}
+
+// With size operands and constants, a reshape or split whose result types are written
+// static folds to constants; sizes that do not add up are left for run time to report.
+// CHECK-LABEL: func.func @sized_constant_folds
+// CHECK-DAG: %[[R:.*]] = graph.constant dense<{{\[}}[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
+// CHECK-DAG: %[[P0:.*]] = graph.constant dense<1> : tensor<1xi32>
+// CHECK-DAG: %[[P1:.*]] = graph.constant dense<[2, 3, 4, 5, 6]> : tensor<5xi32>
+// CHECK-DAG: %[[BAD:.*]]:2 = graph.split
+// CHECK: return %[[R]], %[[P0]], %[[P1]], %[[BAD]]#0
+func.func @sized_constant_folds() -> (tensor<2x3xi32>, tensor<1xi32>, tensor<5xi32>, tensor<1xi32>) {
+  %c = graph.constant dense<[1, 2, 3, 4, 5, 6]> : tensor<6xi32>
+  %two = graph.constant dense<2> : tensor<i64>
+  %three = graph.constant dense<3> : tensor<i64>
+  %one = graph.constant dense<1> : tensor<i64>
+  %five = graph.constant dense<5> : tensor<i64>
+  %r = graph.reshape %c, %two, %three {shape = array<i64: -1, -1>} : (tensor<6xi32>, tensor<i64>, tensor<i64>) -> tensor<2x3xi32>
+  %p:2 = graph.split %c, %one, %five {sections = 2 : i64} : (tensor<6xi32>, tensor<i64>, tensor<i64>) -> (tensor<1xi32>, tensor<5xi32>)
+  %q:2 = graph.split %c, %one, %three {sections = 2 : i64} : (tensor<6xi32>, tensor<i64>, tensor<i64>) -> (tensor<1xi32>, tensor<3xi32>)
+  return %r, %p#0, %p#1, %q#0 : tensor<2x3xi32>, tensor<1xi32>, tensor<5xi32>, tensor<1xi32>
+}
+
+// slice(insert_slice(src, dest, bounds), bounds) is src; an insert over all of dest is src.
+// CHECK-LABEL: func.func @insert_slice_fold
+// CHECK-SAME: (%[[S:.*]]: tensor<?x2xf32>, %[[D:.*]]: tensor<?x6xf32>, %[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<2x3xf32>)
+// CHECK-NOT: graph.slice
+// CHECK-NOT: graph.insert_slice
+// CHECK: return %[[S]], %[[A]]
+func.func @insert_slice_fold(%s: tensor<?x2xf32>, %d: tensor<?x6xf32>, %a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> (tensor<?x2xf32>, tensor<2x3xf32>) {
+  %0 = graph.insert_slice %s, %d {starts = array<i64: 0, 1>, stops = array<i64: 9223372036854775807, 5>, steps = array<i64: 1, 2>} : (tensor<?x2xf32>, tensor<?x6xf32>) -> tensor<?x6xf32>
+  %1 = graph.slice %0 {starts = array<i64: 0, 1>, stops = array<i64: 9223372036854775807, 5>, steps = array<i64: 1, 2>} : (tensor<?x6xf32>) -> tensor<?x2xf32>
+  %2 = graph.insert_slice %a, %b {starts = array<i64: 0, -100>, stops = array<i64: 2, 100>, steps = array<i64: 1, 1>} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %1, %2 : tensor<?x2xf32>, tensor<2x3xf32>
+}
+
+// A slice at other bounds, or an insert that leaves part of dest, stays.
+// CHECK-LABEL: func.func @insert_slice_kept
+// CHECK: graph.insert_slice
+// CHECK: graph.slice
+// CHECK: graph.insert_slice
+func.func @insert_slice_kept(%s: tensor<?x2xf32>, %d: tensor<?x6xf32>, %a: tensor<2x2xf32>, %b: tensor<2x3xf32>) -> (tensor<?x2xf32>, tensor<2x3xf32>) {
+  %0 = graph.insert_slice %s, %d {starts = array<i64: 0, 1>, stops = array<i64: 9223372036854775807, 5>, steps = array<i64: 1, 2>} : (tensor<?x2xf32>, tensor<?x6xf32>) -> tensor<?x6xf32>
+  %1 = graph.slice %0 {starts = array<i64: 0, 0>, stops = array<i64: 9223372036854775807, 4>, steps = array<i64: 1, 2>} : (tensor<?x6xf32>) -> tensor<?x2xf32>
+  %2 = graph.insert_slice %a, %b {starts = array<i64: 0, 1>, stops = array<i64: 2, 3>, steps = array<i64: 1, 1>} : (tensor<2x2xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %1, %2 : tensor<?x2xf32>, tensor<2x3xf32>
+}
+
+// Constant operands fold: rows picked twice add up (row 1 gets 10 + 20 + 30); an index out
+// of range is left for run time to report.
+// CHECK-LABEL: func.func @scatter_add_constant
+// CHECK-DAG: %[[C:.*]] = graph.constant dense<[1, 62, 3]> : tensor<3xi32>
+// CHECK-DAG: %[[BAD:.*]] = graph.scatter_add
+// CHECK: return %[[C]], %[[BAD]]
+func.func @scatter_add_constant() -> (tensor<3xi32>, tensor<3xi32>) {
+  %d = graph.constant dense<[1, 2, 3]> : tensor<3xi32>
+  %i = graph.constant dense<[1, -2, 1]> : tensor<3xi64>
+  %u = graph.constant dense<[10, 20, 30]> : tensor<3xi32>
+  %out = graph.constant dense<[1, 3, 1]> : tensor<3xi64>
+  %0 = graph.scatter_add %d, %i, %u : (tensor<3xi32>, tensor<3xi64>, tensor<3xi32>) -> tensor<3xi32>
+  %1 = graph.scatter_add %d, %out, %u : (tensor<3xi32>, tensor<3xi64>, tensor<3xi32>) -> tensor<3xi32>
+  return %0, %1 : tensor<3xi32>, tensor<3xi32>
+}

@@ -28,6 +28,16 @@ func.func @reshape(%x: tensor<?x28x28xf32>, %y: tensor<3x4xi32>) -> (tensor<?x78
   return %0, %1, %2 : tensor<?x784xf32>, tensor<2x6xi32>, tensor<12xi32>
 }
 
+// With size operands, each -1 is the next one: a regrouping into several run-time sizes.
+// CHECK-LABEL: func.func @reshape_sizes
+// CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[B:.*]]: tensor<i64>, %[[T:.*]]: tensor<i64>)
+func.func @reshape_sizes(%x: tensor<?x64xf32>, %b: tensor<i64>, %t: tensor<i64>) -> tensor<?x?x64xf32> {
+  // CHECK: graph.reshape %[[X]], %[[B]], %[[T]] {shape = array<i64: -1, -1, 64>} : (tensor<?x64xf32>, tensor<i64>, tensor<i64>) -> tensor<?x?x64xf32>
+  // GENERIC: "graph.reshape"(%{{.*}}, %{{.*}}, %{{.*}}) <{shape = array<i64: -1, -1, 64>}> : (tensor<?x64xf32>, tensor<i64>, tensor<i64>) -> tensor<?x?x64xf32>
+  %0 = graph.reshape %x, %b, %t {shape = array<i64: -1, -1, 64>} : (tensor<?x64xf32>, tensor<i64>, tensor<i64>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
 // graph.dim reads a run-time size; graph.broadcast_to takes it for its -1 entry.
 // CHECK-LABEL: func.func @dim_broadcast_to
 // CHECK-SAME: (%[[X:.*]]: tensor<?x784xf32>, %[[B:.*]]: tensor<10xf32>, %[[S:.*]]: tensor<f32>)
@@ -63,6 +73,16 @@ func.func @split_dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   return %p#2 : tensor<?x4xf32>
 }
 
+// A split into parts of run-time sizes, one size operand per part.
+// CHECK-LABEL: func.func @split_sizes
+// CHECK-SAME: (%[[X:.*]]: tensor<?x6xf32>, %[[M:.*]]: tensor<i64>, %[[N:.*]]: tensor<i64>)
+func.func @split_sizes(%x: tensor<?x6xf32>, %m: tensor<i64>, %n: tensor<i64>) -> (tensor<?x6xf32>, tensor<?x6xf32>) {
+  // CHECK: %[[P:.*]]:2 = graph.split %[[X]], %[[M]], %[[N]] {axis = 0 : i64, sections = 2 : i64} : (tensor<?x6xf32>, tensor<i64>, tensor<i64>) -> (tensor<?x6xf32>, tensor<?x6xf32>)
+  // GENERIC: "graph.split"(%{{.*}}, %{{.*}}, %{{.*}}) <{axis = 0 : i64, sections = 2 : i64}> : (tensor<?x6xf32>, tensor<i64>, tensor<i64>) -> (tensor<?x6xf32>, tensor<?x6xf32>)
+  %p:2 = graph.split %x, %m, %n {sections = 2 : i64} : (tensor<?x6xf32>, tensor<i64>, tensor<i64>) -> (tensor<?x6xf32>, tensor<?x6xf32>)
+  return %p#0, %p#1 : tensor<?x6xf32>, tensor<?x6xf32>
+}
+
 // Python slices: x[:, 1:5:2], x[::-1, -2:], and a whole dynamic axis kept whole.
 // CHECK-LABEL: func.func @slice
 // CHECK-SAME: (%[[X:.*]]: tensor<?x6xf32>, %[[Y:.*]]: tensor<4x6xf32>)
@@ -83,4 +103,26 @@ func.func @one_hot_gather(%labels: tensor<?xi64>, %table: tensor<1000x64xf32>, %
   // GENERIC: "graph.gather"(%{{.*}}, %{{.*}}) : (tensor<1000x64xf32>, tensor<?x16xi32>) -> tensor<?x16x64xf32>
   %1 = graph.gather %table, %ids : (tensor<1000x64xf32>, tensor<?x16xi32>) -> tensor<?x16x64xf32>
   return %0, %1 : tensor<?x10xf32>, tensor<?x16x64xf32>
+}
+
+// A depth known at run time: depth = -1 takes the size operand.
+// CHECK-LABEL: func.func @one_hot_sized
+// CHECK: graph.one_hot %{{.*}}, %{{.*}} {depth = -1 : i64} : (tensor<?xi64>, tensor<i64>) -> tensor<?x?xf32>
+func.func @one_hot_sized(%labels: tensor<?xi64>, %n: tensor<i64>) -> tensor<?x?xf32> {
+  %0 = graph.one_hot %labels, %n {depth = -1 : i64} : (tensor<?xi64>, tensor<i64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// The transposes of slice and gather: insert_slice puts src at x[:, 1:5:2] of dest;
+// scatter_add adds rows into dest at the indices.
+// CHECK-LABEL: func.func @insert_slice_scatter_add
+// CHECK-SAME: (%[[S:.*]]: tensor<?x2xf32>, %[[D:.*]]: tensor<?x6xf32>, %[[T:.*]]: tensor<1000x64xf32>, %[[I:.*]]: tensor<?x16xi32>, %[[R:.*]]: tensor<?x16x64xf32>)
+func.func @insert_slice_scatter_add(%s: tensor<?x2xf32>, %d: tensor<?x6xf32>, %t: tensor<1000x64xf32>, %ids: tensor<?x16xi32>, %rows: tensor<?x16x64xf32>) -> (tensor<?x6xf32>, tensor<1000x64xf32>) {
+  // CHECK: graph.insert_slice %[[S]], %[[D]] {starts = array<i64: 0, 1>, steps = array<i64: 1, 2>, stops = array<i64: 9223372036854775807, 5>} : (tensor<?x2xf32>, tensor<?x6xf32>) -> tensor<?x6xf32>
+  // GENERIC: "graph.insert_slice"(%{{.*}}, %{{.*}}) <{starts = array<i64: 0, 1>, steps = array<i64: 1, 2>, stops = array<i64: 9223372036854775807, 5>}> : (tensor<?x2xf32>, tensor<?x6xf32>) -> tensor<?x6xf32>
+  %0 = graph.insert_slice %s, %d {starts = array<i64: 0, 1>, stops = array<i64: 9223372036854775807, 5>, steps = array<i64: 1, 2>} : (tensor<?x2xf32>, tensor<?x6xf32>) -> tensor<?x6xf32>
+  // CHECK: graph.scatter_add %[[T]], %[[I]], %[[R]] : (tensor<1000x64xf32>, tensor<?x16xi32>, tensor<?x16x64xf32>) -> tensor<1000x64xf32>
+  // GENERIC: "graph.scatter_add"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<1000x64xf32>, tensor<?x16xi32>, tensor<?x16x64xf32>) -> tensor<1000x64xf32>
+  %1 = graph.scatter_add %t, %ids, %rows : (tensor<1000x64xf32>, tensor<?x16xi32>, tensor<?x16x64xf32>) -> tensor<1000x64xf32>
+  return %0, %1 : tensor<?x6xf32>, tensor<1000x64xf32>
 }
