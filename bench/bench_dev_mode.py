@@ -72,6 +72,7 @@ MODELS = {
 
 
 def best(fn, repeat: int) -> tuple[float, object]:
+    """The fastest of `repeat` calls of `fn`, and what the last one returned."""
     times, out = [], None
     for _ in range(repeat):
         t0 = time.perf_counter()

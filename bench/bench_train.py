@@ -32,6 +32,9 @@ import numpy as np
 
 import irkit
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_dev_mode import best  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 LR, B1, B2, EPS = 1e-3, 0.9, 0.999, 1e-8
 
@@ -89,15 +92,6 @@ def torch_step_fn(params: dict):
         return float(loss.detach())
 
     return step, torch
-
-
-def best(fn, repeat: int) -> tuple[float, float]:
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
 
 
 def main() -> int:

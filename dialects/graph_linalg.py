@@ -3,7 +3,7 @@ vector operands promoted and their axis dropped again).
 
 It is neither a reduction nor elementwise: its shape rule contracts one axis and broadcasts
 the others, so it has a module of its own, next to `graph_reduce.py`, whose shape-exact
-derivative helpers (`_as_type`, `_with_unit_axes`) it imports.
+derivative helper (`_with_unit_axes`) it imports.
 
 The shape rule is written once, in `infer`, over dims that may be ints, None (`?`) or DSL
 symbols (`N`); it only ever compares dims through `unify_dim`/`broadcast_dim`, so
@@ -22,7 +22,7 @@ from irkit.opdef import AnyTensor, Operand, Pure, Result
 from irkit.dialects.graph import (
     GraphOp, ShapeError, TensorSpec, broadcast_dim, graph, is_float, same_dtype, unify_dim,
 )
-from irkit.dialects.graph_reduce import _as_type, _check_numeric, _with_unit_axes
+from irkit.dialects.graph_reduce import _check_numeric, _with_unit_axes
 
 _TRAITS = (Pure(),)
 
@@ -91,15 +91,15 @@ class MatmulOp(GraphOp):
         ta, tb = tangents
         terms = ([ad.op("graph.matmul", ta, self.rhs)] if ta is not None else []) + \
             ([ad.op("graph.matmul", self.lhs, tb)] if tb is not None else [])
-        return [_as_type(ad, ad.sum(terms), self.result) if terms else None]
+        return [ad.as_type(ad.sum(terms), self.result) if terms else None]
 
     def vjp(self, ad: ADBuilder, cts: list) -> list:
         (ct,) = cts
         a, b = self.lhs, self.rhs
         ra, rb, rc = a.type.rank, b.type.rank, ct.type.rank
         if ra == 1 and rb == 1:                             # dot product: ct is a scalar
-            return [_as_type(ad, ad.op("graph.mul", ct, b), a),
-                    _as_type(ad, ad.op("graph.mul", ct, a), b)]
+            return [ad.as_type(ad.op("graph.mul", ct, b), a),
+                    ad.as_type(ad.op("graph.mul", ct, a), b)]
         if ra == 1:                                         # ct: [..., N], b: [..., K, N]
             col = ct if rc == 1 else _with_unit_axes(ad, ct, (rc,))
             ga = _sum_all_but(ad, ad.op("graph.matmul", b, col), rb - 2)
@@ -112,7 +112,7 @@ class MatmulOp(GraphOp):
         else:
             ga = ad.unbroadcast(ad.op("graph.matmul", ct, _swap_last(ad, b)), a)
             gb = ad.unbroadcast(ad.op("graph.matmul", _swap_last(ad, a), ct), b)
-        return [_as_type(ad, ga, a), _as_type(ad, gb, b)]
+        return [ad.as_type(ga, a), ad.as_type(gb, b)]
 
 
 def _swap_last(ad: ADBuilder, v: Value) -> Value:

@@ -30,7 +30,7 @@ from irkit.dialects.graph import (
     GraphOp, IntProp, ShapeError, TensorSpec, broadcast_shapes, graph, is_float, is_int,
     require_float, same_dtype, unify_dim,
 )
-from irkit.dialects.graph_reduce import _as_type, _axis, _count, _replace_with
+from irkit.dialects.graph_reduce import _axis, _count, _replace_with
 
 _TRAITS = (Pure(),)
 
@@ -110,11 +110,11 @@ class SoftmaxOp(_AxisFloatOp):
         return ad.op("graph.mul", y, ad.op("graph.sub", v, dot))
 
     def vjp(self, ad: ADBuilder, cts: list) -> list:
-        return [_as_type(ad, self._apply_jacobian(ad, cts[0]), self.operand)]
+        return [ad.as_type(self._apply_jacobian(ad, cts[0]), self.operand)]
 
     def jvp(self, ad: ADBuilder, tangents: list) -> list:
         (t,) = tangents
-        return [None if t is None else _as_type(ad, self._apply_jacobian(ad, t), self.result)]
+        return [None if t is None else ad.as_type(self._apply_jacobian(ad, t), self.result)]
 
     def evaluate(self, x):
         axis = self.props()["axis"] % x.ndim
@@ -140,7 +140,7 @@ class LogSoftmaxOp(_AxisFloatOp):
         (ct,) = cts
         p = ad.op("graph.exp", self.result)
         g = ad.op("graph.sub", ct, ad.op("graph.mul", p, self._sum(ad, ct)))
-        return [_as_type(ad, g, self.operand)]
+        return [ad.as_type(g, self.operand)]
 
     def jvp(self, ad: ADBuilder, tangents: list) -> list:
         """`t - sum(p * t)` along the axis."""
@@ -149,7 +149,7 @@ class LogSoftmaxOp(_AxisFloatOp):
             return [None]
         p = ad.op("graph.exp", self.result)
         t = ad.op("graph.sub", t, self._sum(ad, ad.op("graph.mul", p, t)))
-        return [_as_type(ad, t, self.result)]
+        return [ad.as_type(t, self.result)]
 
     def evaluate(self, x):
         return np.asarray(log_softmax(x, self.props()["axis"] % x.ndim), x.dtype)
@@ -250,12 +250,12 @@ class CrossEntropyOp(GraphOp):
 
     def vjp(self, ad: ADBuilder, cts: list) -> list:
         scale = ad.op("graph.div", cts[0], self._batch(ad))       # a scalar: divided once
-        g_logits = _as_type(ad, ad.op("graph.mul", self._logits_direction(ad), scale),
+        g_logits = ad.as_type(ad.op("graph.mul", self._logits_direction(ad), scale),
                             self.logits)
         if not is_float(self.labels.type.element):
             return [g_logits, None]
         lsm = ad.op("graph.log_softmax", self.logits, axis=1)
-        return [g_logits, _as_type(ad, ad.op("graph.mul", lsm, ad.op("graph.neg", scale)),
+        return [g_logits, ad.as_type(ad.op("graph.mul", lsm, ad.op("graph.neg", scale)),
                                    self.labels)]
 
     def jvp(self, ad: ADBuilder, tangents: list) -> list:
@@ -312,8 +312,8 @@ class MseOp(GraphOp):
     def vjp(self, ad: ADBuilder, cts: list) -> list:
         d, scaled = self._diff(ad)
         g = ad.op("graph.mul", d, scaled(cts[0]))
-        return [_as_type(ad, ad.unbroadcast(g, self.pred), self.pred),
-                _as_type(ad, ad.op("graph.neg", ad.unbroadcast(g, self.target)), self.target)]
+        return [ad.as_type(ad.unbroadcast(g, self.pred), self.pred),
+                ad.as_type(ad.op("graph.neg", ad.unbroadcast(g, self.target)), self.target)]
 
     def jvp(self, ad: ADBuilder, tangents: list) -> list:
         tp, tt = tangents

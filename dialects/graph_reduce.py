@@ -20,7 +20,7 @@ repeats the cotangent over the reduced axes), max and min send it to the element
 the result, split equally among ties, and argmax is `NonDifferentiable`. The rules build
 shapes only from ops whose shape functions handle `?` (reshape and broadcast_to with
 `graph.dim` sizes, counts read at run time), and every cotangent or tangent they return has
-the exact type of its operand or result (`_as_type`, which the other two families use too).
+the exact type of its operand or result (`ADBuilder.as_type`).
 """
 
 from __future__ import annotations
@@ -165,35 +165,12 @@ class ArgmaxUnitAxis(RewritePattern):
 # broadcast_to read run-time sizes from `graph.dim` operands.
 
 
-def _sizes(ad: ADBuilder, x: Value, axes) -> tuple[list, list]:
-    """`broadcast_to` shape entries and size operands for `x`'s `axes`: a static size as it
-    is, a `?` as -1 with a `graph.dim` of x."""
-    shape, sizes = [], []
-    for a in axes:
-        d = x.type.shape[a]
-        shape.append(-1 if d is None else d)
-        if d is None:
-            sizes.append(ad.op("graph.dim", x, axis=a))
-    return shape, sizes
-
-
 def _broadcast_like(ad: ADBuilder, v: Value, x: Value) -> Value:
     """v (whose axes are 1 or x's, aligned at the right) repeated to x's type."""
     if v.type is x.type:
         return v
-    shape, sizes = _sizes(ad, x, range(x.type.rank))
+    shape, sizes = ad.sizes(x, range(x.type.rank))
     return ad.op("graph.broadcast_to", v, sizes, shape=shape)
-
-
-def _as_type(ad: ADBuilder, v: Value | None, like: Value) -> Value | None:
-    """v, which has like's shape at run time, with like's exact type. Shape functions unify
-    `?` with a static size, so a cotangent computed from another operand may know a size
-    that like's type leaves open (`[2, ?] x [4, 5]`): a reshape restates it, its `?` sizes read
-    from like."""
-    if v is None or v.type is like.type:
-        return v
-    shape, sizes = _sizes(ad, like, range(like.type.rank))
-    return ad.op("graph.reshape", v, sizes, shape=shape)
 
 
 def _with_unit_axes(ad: ADBuilder, v: Value, axes: tuple, like: Value | None = None) -> Value:
@@ -300,7 +277,7 @@ class ReduceSumOp(ReduceOp):
         """Each operand element contributes once to its sum: the cotangent is repeated back
         over the reduced axes."""
         x = self.operand
-        return [_as_type(ad, _broadcast_like(ad, self._unreduce(ad, cts[0]), x), x)]
+        return [ad.as_type(_broadcast_like(ad, self._unreduce(ad, cts[0]), x), x)]
 
     @staticmethod
     def _kernel(x, axis, keepdims):
@@ -323,7 +300,7 @@ class ReduceMeanOp(ReduceOp):
         tensor; the count is read at run time where the reduced sizes are `?`)."""
         x = self.operand
         ct = ad.op("graph.div", cts[0], _count(ad, x, self._reduced(), x))
-        return [_as_type(ad, _broadcast_like(ad, self._unreduce(ad, ct), x), x)]
+        return [ad.as_type(_broadcast_like(ad, self._unreduce(ad, ct), x), x)]
 
     @classmethod
     def _check_dtype(cls, x: TensorSpec) -> None:
@@ -361,7 +338,7 @@ class _ExtremumOp(ReduceOp):
         hit, count = self._ties(ad, True)
         share = ad.op("graph.div", self._unreduce(ad, cts[0]), count)
         x = self.operand
-        return [_as_type(ad, ad.op("graph.where", hit, share, ad.scalar(0.0, x)), x)]
+        return [ad.as_type(ad.op("graph.where", hit, share, ad.scalar(0.0, x)), x)]
 
     def jvp(self, ad: ADBuilder, tangents: list) -> list:
         (t,) = tangents
@@ -371,7 +348,7 @@ class _ExtremumOp(ReduceOp):
         picked = ad.op("graph.where", hit, t, ad.scalar(0.0, t))
         total = ad.op("graph.reduce_sum", picked, axes=list(self._reduced()),
                       keepdims=self.props()["keepdims"])
-        return [_as_type(ad, ad.op("graph.div", total, count), self.result)]
+        return [ad.as_type(ad.op("graph.div", total, count), self.result)]
 
 
 @graph.op

@@ -195,12 +195,12 @@ class ADBuilder:
                 sizes.append(self.op("graph.dim", x, axis=a))
         return shape, sizes
 
-    def as_type(self, v: Value, like: Value) -> Value:
+    def as_type(self, v: Value | None, like: Value) -> Value | None:
         """`v`, which has `like`'s shape at run time, with `like`'s exact type. Shape
         functions unify `?` with a static size, so a derivative computed from another
         operand may know a size that `like`'s type leaves open (`[2, ?] x [4, 5]`), or the
         reverse; a reshape restates it, its `?` sizes read from `like`."""
-        if v.type is like.type:
+        if v is None or v.type is like.type:
             return v
         shape, sizes = self.sizes(like, range(like.type.rank))
         return self.op("graph.reshape", v, sizes, shape=shape)
