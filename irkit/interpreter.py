@@ -22,7 +22,8 @@ operands; a terminator handed one is an error, since a function cannot return no
 several steps passes the same dict each time.
 
 Scalars are numpy scalars of the IR type (`np.float32` for `f32`), tensors and vectors are
-numpy arrays, `index` is a Python int.
+numpy arrays, `index` is a Python int. Memrefs are numpy arrays too, but by reference: a
+memref argument is the caller's own array (never a converted copy), and views share memory.
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ from typing import Any
 
 import numpy as np
 
+from irkit.attributes import StridedLayoutAttr
 from irkit.diagnostics import IRError
 from irkit.ir import Block, Operation, Region
 from irkit.types import (
-    FloatType, IndexType, IntegerType, RankedTensorType, ShapedType, Type, UnrankedTensorType,
-    VectorType,
+    FloatType, IndexType, IntegerType, MemRefType, RankedTensorType, ShapedType, Type,
+    UnrankedTensorType, VectorType,
 )
 
 
@@ -86,6 +88,8 @@ def to_value(x: Any, t: Type, what: str = "value"):
                              f"{arr.shape}")
         return scalar_dtype(t)(arr.item()) if isinstance(t, FloatType) else \
             np.asarray(arr.item()).astype(scalar_dtype(t))[()]
+    if isinstance(t, MemRefType):
+        return _memref_argument(x, t, what)
     if isinstance(t, ShapedType):
         arr = np.asarray(x)
         dtype = np.dtype(scalar_dtype(t.element))
@@ -101,6 +105,33 @@ def to_value(x: Any, t: Type, what: str = "value"):
                 raise ValueError(f"{what}: expected {t.element} elements, got {arr.dtype}")
             arr = arr.astype(dtype)
         return arr
+    return x
+
+
+def _memref_argument(x: Any, t: MemRefType, what: str) -> np.ndarray:
+    """A memref is passed by reference, as compiled code receives a pointer: the value is the
+    caller's own array, never a converted copy, so what the function stores is seen by the
+    caller. Hence the array must already match: dtype, rank, static sizes, and the layout's
+    static strides (C-contiguous for the identity layout)."""
+    if not isinstance(x, np.ndarray):
+        raise ValueError(f"{what}: a memref ({t}) is passed by reference: expected a numpy "
+                         f"array, got {type(x).__name__}")
+    dtype = np.dtype(scalar_dtype(t.element))
+    if x.dtype != dtype:
+        raise ValueError(f"{what}: expected an array of {dtype} for {t}, got {x.dtype} (a "
+                         f"memref is not converted: the function would write to a copy)")
+    if x.ndim != t.rank or any(d is not None and d != s for d, s in zip(t.shape, x.shape)):
+        want = "x".join("?" if d is None else str(d) for d in t.shape) or "scalar"
+        raise ValueError(f"{what}: expected shape [{want}] for {t}, got {list(x.shape)}")
+    layout = t.layout
+    if layout is None and not x.flags.c_contiguous:
+        raise ValueError(f"{what}: {t} is contiguous (identity layout): expected a "
+                         f"C-contiguous array, got strides {x.strides}")
+    if isinstance(layout, StridedLayoutAttr):
+        for i, (s, d) in enumerate(zip(layout.strides, x.shape)):
+            if s is not None and d > 1 and x.strides[i] != s * x.itemsize:
+                raise ValueError(f"{what}: {t} has stride {s} in dimension {i}, the array "
+                                 f"{x.strides[i] // x.itemsize} elements")
     return x
 
 

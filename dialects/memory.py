@@ -1,0 +1,1127 @@
+"""The `memory` dialect: buffers with MLIR's `memref` and `vector` load/store spelling.
+
+A buffer is a value of the core's `MemRefType`: `memref<?x4xf32>` (contiguous, row-major: the
+identity layout) or `memref<?x4xf32, strided<[8, 1], offset: ?>>` (a strided window into a
+bigger buffer; the offset and strides count elements). Ops:
+
+- `memory.alloc` / `memory.dealloc`: a fresh buffer, freed again; `memory.arena`: one raw
+  byte buffer that a function's temporaries are planned into, freed by `memory.dealloc` too;
+- `memory.view`: a contiguous typed view at a byte offset of a byte buffer (`memref.view`);
+- `memory.subview`: a strided window with static or dynamic offsets, sizes and strides;
+- `memory.load` / `memory.store`: one element; `memory.vector_load` / `memory.vector_store`:
+  a 1-D vector of consecutive elements along the last dimension;
+- `memory.copy`: every element of one buffer into another of the same shape;
+- `memory.dim`: the size of one dimension.
+
+Effects. The core has one effect trait, `Pure`: `dim`, `view` and `subview` carry it (they
+compute a new descriptor and touch no memory), every other op has effects and is never
+CSE'd, hoisted or erased for being unused. Which effect, on which buffer, is told by each
+op's `memory_effects()` (MLIR's `MemoryEffectOpInterface`), and `effects_of(op)` answers for
+any op, so that liveness and buffer reuse need not know this dialect's op list.
+
+Reference semantics. A memref value is a numpy array, and views are numpy views sharing
+memory, so a store through a view is seen through its base. A memref argument is the
+caller's own array (by reference, as compiled code receives a pointer). The interpreter is
+strict where compiled code would be undefined: an out-of-bounds index, a misaligned view, a
+vector access past the end of the last dimension, a use after `dealloc`, a double free,
+freeing what `alloc` did not make and copying between overlapping buffers are
+`InterpreterError`s naming the op. Fresh memory is filled with all-ones bytes (NaN for
+floats, -1 for integers, true for i1), and so is freed memory: a read of uninitialized data
+shows up in the results.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from irkit.attributes import DenseArrayAttr, IntegerAttr, StridedLayoutAttr
+from irkit.ir import Operation, Value
+from irkit.opdef import (
+    AnyType, AnyVector, Constraint, DenseI64Array, Dialect, I64Attr, Index, Op, OptOperand,
+    Operand, Prop, Pure, Result, Terminator, VarOperand, has_trait,
+)
+from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
+from irkit.types import (
+    I64, I8, INDEX, ComplexType, FloatType, IndexType, IntegerType, MemRefType,
+)
+from irkit.dialects.arith import materialize_constant
+
+memory = Dialect("memory", "Buffers: alloc / view / subview / load / store / copy / arena.")
+# `memory.dim` folds to a plain index: an `arith.constant`, as memref.dim does in MLIR.
+memory.constant_materializer = materialize_constant
+
+#: a dynamic entry of `static_offsets` / `static_sizes` / `static_strides` (MLIR's kDynamic)
+DYNAMIC_INDEX = -(1 << 63)
+
+#: what `memory_effects()` lists: (effect, buffer) pairs with these effect names
+ALLOCATE, FREE, READ, WRITE = "allocate", "free", "read", "write"
+
+
+def _scalar(t) -> bool:
+    return isinstance(t, (IntegerType, IndexType, FloatType, ComplexType))
+
+
+MemRef = Constraint(lambda t: isinstance(t, MemRefType) and _scalar(t.element),
+                    "ranked memref of integer, index, float or complex elements")
+ByteBuffer = Constraint(lambda t: isinstance(t, MemRefType) and t.rank == 1
+                        and t.element is I8 and t.layout is None,
+                        "1-D memref of i8 with the identity layout")
+
+
+# ---------------------------------------------------------------------------------------------
+# Layouts
+# ---------------------------------------------------------------------------------------------
+
+
+def contiguous_strides(shape) -> tuple:
+    """Row-major strides of `shape` in elements; None from the first dynamic size leftwards."""
+    strides, running = [], 1
+    for d in reversed(shape):
+        strides.append(running)
+        running = None if running is None or d is None else running * d
+    return tuple(reversed(strides))
+
+
+def strides_and_offset(t: MemRefType) -> tuple[tuple, int | None] | None:
+    """The strides and offset of `t`'s layout in elements (None entries are dynamic), or None
+    for an affine-map layout, which this dialect does not model."""
+    if t.layout is None:
+        return contiguous_strides(t.shape), 0
+    if isinstance(t.layout, StridedLayoutAttr):
+        return t.layout.strides, t.layout.offset
+    return None
+
+
+def _mul(a, b):
+    """Product where None is dynamic, and 0 times anything is 0 (MLIR's SaturatedInteger)."""
+    if a == 0 or b == 0:
+        return 0
+    return None if a is None or b is None else a * b
+
+
+def subview_type(source: MemRefType, offsets, sizes, strides) -> MemRefType:
+    """The result type of a subview (MLIR's `SubViewOp::inferResultType`): entries are ints,
+    or None where dynamic. offset = source offset + sum(offset_i * stride_i), stride_i =
+    source stride_i * step_i; a sum is dynamic as soon as one term is, a product of a zero is
+    zero."""
+    src_strides, offset = strides_and_offset(source)
+    for o, s in zip(offsets, src_strides):
+        term = _mul(o, s)
+        offset = None if offset is None or term is None else offset + term
+    out = tuple(_mul(s, k) for s, k in zip(src_strides, strides))
+    return MemRefType(sizes, source.element, StridedLayoutAttr(out, offset),
+                      source.memory_space)
+
+
+def byte_size(t) -> int | None:
+    """Bytes one element of scalar type `t` takes in memory (index: 8, the 64-bit hosts we
+    target); None for widths that are not whole bytes."""
+    if isinstance(t, IndexType):
+        return 8
+    if isinstance(t, ComplexType):
+        half = byte_size(t.element)
+        return None if half is None else 2 * half
+    width = getattr(t, "width", None)
+    return width // 8 if width is not None and width % 8 == 0 else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Effects
+# ---------------------------------------------------------------------------------------------
+
+
+def effects_of(op: Operation) -> list[tuple[str, Value]] | None:
+    """The memory effects of `op` as (effect, buffer) pairs, or None when unknown (an op
+    without `memory_effects()` that is not pure may do anything). A pure op with regions
+    has the effects of the ops inside (MLIR's RecursiveMemoryEffects)."""
+    hook = getattr(op, "memory_effects", None)
+    if hook is not None:
+        return hook()
+    if not has_trait(op, Pure):
+        return None
+    out: list = []
+    for region in op.regions:
+        for nested in region.ops:
+            effects = effects_of(nested)
+            if effects is None:
+                if has_trait(nested, Terminator):
+                    continue
+                return None
+            out += effects
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Custom-syntax pieces
+# ---------------------------------------------------------------------------------------------
+
+
+def _parse_refs(p, open_: str = "[", close: str = "]") -> list:
+    p.expect(open_)
+    refs = [] if p.tok == close else p.parse_operand_refs()
+    p.expect(close)
+    return refs
+
+
+def _parse_int(p) -> int:
+    tk = p.i
+    negative = p.accept("-")
+    if not p.tok.isdigit():
+        raise p.error("expected an integer or an SSA value", tk)
+    return -int(p.next()) if negative else int(p.next())
+
+
+def _parse_mixed(p) -> tuple[list[int], list]:
+    """`[%a, 4]`: static entries as ints (DYNAMIC_INDEX where a value stands) and the values."""
+    p.expect("[")
+    static, refs = [], []
+    while p.tok != "]":
+        if p.tok.startswith("%"):
+            refs.append(p.parse_operand_ref())
+            static.append(DYNAMIC_INDEX)
+        else:
+            static.append(_parse_int(p))
+        if not p.accept(","):
+            break
+    p.expect("]")
+    return static, refs
+
+
+def _parse_memref_type(p) -> MemRefType:
+    tk = p.i
+    t = p.parse_type()
+    if not isinstance(t, MemRefType):
+        raise p.error(f"expected a ranked memref type, got '{t}'", tk)
+    return t
+
+
+def _indices(p, values) -> str:
+    return "[" + ", ".join(map(p.value, values)) + "]"
+
+
+def _index_refs(p, refs) -> list[Value]:
+    return [p.resolve(r, INDEX) for r in refs]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference semantics helpers
+# ---------------------------------------------------------------------------------------------
+
+_ALLOCATED = "memory.allocated"     # interp.state: id -> array made by alloc / arena
+_FREED = "memory.freed"             # interp.state: id(root) -> weakref of a freed root
+
+
+def _fail(op: Operation, message: str):
+    from irkit.interpreter import InterpreterError
+    return InterpreterError(f"'{op.name}' {message}", op.location)
+
+
+def _shape(shape) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _dtype(op: Operation, t) -> np.dtype:
+    from irkit.attributes import numpy_dtype
+    dt = np.dtype(numpy_dtype(t))
+    if dt.hasobject:
+        raise _fail(op, f"cannot hold {t} elements in memory (no fixed-size numpy type)")
+    return dt
+
+
+def _allocate(interp, op: Operation, shape, dtype: np.dtype) -> np.ndarray:
+    """A new array of `shape`, 64-byte aligned (as the backends align), poisoned."""
+    if any(d < 0 for d in shape):
+        raise _fail(op, f"cannot allocate a negative size {_shape(shape)}")
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    a = raw[start:start + nbytes].view(dtype).reshape(shape)
+    _poison(a)
+    interp.state.setdefault(_ALLOCATED, {})[id(a)] = a
+    return a
+
+
+def _poison(a: np.ndarray) -> None:
+    if a.dtype == np.bool_:
+        a.fill(True)
+    else:
+        a.reshape(-1).view(np.uint8).fill(0xFF)
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    """The array that owns `a`'s memory (through as_strided's wrapper too)."""
+    while True:
+        b = a.base
+        if isinstance(b, np.ndarray):
+            a = b
+        elif isinstance(getattr(b, "base", None), np.ndarray):
+            a = b.base
+        else:
+            return a
+
+
+def _is_freed(interp, a: np.ndarray) -> bool:
+    freed = interp.state.get(_FREED)
+    if not freed:
+        return False
+    root = _root(a)
+    ref = freed.get(id(root))
+    return ref is not None and ref() is root
+
+
+def _check_live(interp, op: Operation, *arrays) -> None:
+    for a in arrays:
+        if _is_freed(interp, a):
+            raise _fail(op, "uses a buffer after it was deallocated")
+
+
+def _checked_index(op: Operation, a: np.ndarray, idx) -> tuple:
+    idx = tuple(int(i) for i in idx)
+    if any(not 0 <= i < d for i, d in zip(idx, a.shape)):
+        raise _fail(op, f"index {_shape(idx)} is out of bounds for a memref of shape "
+                        f"{_shape(a.shape)}")
+    return idx
+
+
+def _checked_vector(op: Operation, a: np.ndarray, idx, n: int) -> tuple:
+    """The numpy index of `n` consecutive elements from `idx` along the last dimension."""
+    idx = tuple(int(i) for i in idx)
+    j, last = idx[-1], a.shape[-1]
+    if any(not 0 <= i < d for i, d in zip(idx[:-1], a.shape)) or not 0 <= j <= last - n:
+        raise _fail(op, f"index {_shape(idx)} with {n} elements is out of bounds for a memref "
+                        f"of shape {_shape(a.shape)}")
+    if n > 1 and a.strides[-1] != a.itemsize:
+        raise _fail(op, f"needs a unit stride in the last dimension, got "
+                        f"{a.strides[-1] // a.itemsize}")
+    return idx[:-1] + (slice(j, j + n),)
+
+
+def _writable(op: Operation, a: np.ndarray) -> None:
+    if not a.flags.writeable:
+        raise _fail(op, "writes to a read-only buffer")
+
+
+# ---------------------------------------------------------------------------------------------
+# alloc, arena, dealloc
+# ---------------------------------------------------------------------------------------------
+
+
+class EraseDeadAlloc(RewritePattern):
+    """A buffer that is only written and freed is never read: erase it with its writes and
+    its dealloc (MLIR's SimplifyDeadAlloc). A view, a read or any other use keeps it."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        buf = op.results[0]
+        users = buf.users
+        for u in users:
+            if isinstance(u, (StoreOp, VectorStoreOp)) and u.memref is buf \
+                    and u.value is not buf:
+                continue
+            if isinstance(u, CopyOp) and u.target is buf and u.source is not buf:
+                continue
+            if not isinstance(u, DeallocOp):
+                return False
+        for u in users:
+            rewriter.erase_op(u)
+        rewriter.erase_op(op)
+        return True
+
+
+class _EraseDeadAlloc(EraseDeadAlloc):
+    root = "memory.alloc"
+
+
+class _EraseDeadArena(EraseDeadAlloc):
+    root = "memory.arena"
+
+
+@memory.op
+class AllocOp(Op):
+    """A new buffer, contiguous (identity layout), one index operand per `?` size. Its
+    contents are undefined until stored; `memory.dealloc` frees it.
+
+        %m = memory.alloc(%d0) : memref<?x4xf32>
+    """
+
+    name = "memory.alloc"
+    dynamic_sizes = VarOperand(Index, doc="one size per dynamic dimension, in order")
+    memref = Result(MemRef)
+    canonicalization_patterns = (_EraseDeadAlloc,)
+
+    def verify_(self):
+        t = self.memref.type
+        if t.layout is not None:
+            raise self.error(f"requires the identity layout (a contiguous buffer), got "
+                             f"{t.layout}")
+        if len(self.dynamic_sizes) != t.shape.count(None):
+            raise self.error("dimension operand count does not equal memref dynamic "
+                             "dimension count")
+
+    def memory_effects(self):
+        return [(ALLOCATE, self.memref)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        refs = _parse_refs(p, "(", ")")
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = _parse_memref_type(p)
+        return cls.build(_index_refs(p, refs), result_types=[t], attributes=attrs)
+
+    def print(self, p):
+        p.write(f"({', '.join(map(p.value, self.dynamic_sizes))})")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}")
+
+    def interpret(self, interp, values):
+        t = self.memref.type
+        sizes = iter(values)
+        shape = tuple(int(next(sizes)) if d is None else d for d in t.shape)
+        return [_allocate(interp, self, shape, _dtype(self, t.element))]
+
+
+@memory.op
+class ArenaOp(Op):
+    """One raw byte buffer that a function's temporaries live in, at planned byte offsets
+    (`memory.view`). Its base is 64-byte aligned, so a view at an offset that is a multiple
+    of 64 starts a cache line. Freed by `memory.dealloc`, like an alloc.
+
+        %a = memory.arena(%bytes) : memref<?xi8>
+    """
+
+    name = "memory.arena"
+    size = OptOperand(Index, doc="the size in bytes, when the type's size is `?`")
+    memref = Result(ByteBuffer)
+    canonicalization_patterns = (_EraseDeadArena,)
+
+    def verify_(self):
+        dynamic = self.memref.type.shape[0] is None
+        if dynamic != (self.size is not None):
+            raise self.error("requires a size operand exactly when the arena size is dynamic")
+
+    def memory_effects(self):
+        return [(ALLOCATE, self.memref)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        refs = _parse_refs(p, "(", ")")
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = _parse_memref_type(p)
+        size = _index_refs(p, refs)
+        if len(size) > 1:
+            raise p.error("expected at most one size operand")
+        return cls.build(size[0] if size else None, result_types=[t], attributes=attrs)
+
+    def print(self, p):
+        p.write(f"({p.value(self.size) if self.size is not None else ''})")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}")
+
+    def interpret(self, interp, values):
+        n = self.memref.type.shape[0]
+        n = int(values[0]) if n is None else n
+        return [_allocate(interp, self, (n,), np.dtype(np.int8))]
+
+
+@memory.op
+class DeallocOp(Op):
+    """Frees a buffer made by `memory.alloc` or `memory.arena` (never a view of one, nor an
+    argument); using it, or any view of it, afterwards is undefined.
+
+        memory.dealloc %m : memref<?x4xf32>
+    """
+
+    name = "memory.dealloc"
+    memref = Operand(MemRef)
+
+    def infer_result_types(self):
+        return []
+
+    def memory_effects(self):
+        return [(FREE, self.memref)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        ref = p.parse_operand_ref()
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        return cls.build(p.resolve(ref, _parse_memref_type(p)), attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.memref)}")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}")
+
+    def interpret(self, interp, values):
+        a = values[0]
+        allocated = interp.state.get(_ALLOCATED, {})
+        if allocated.get(id(a)) is not a:
+            if _is_freed(interp, a):
+                raise _fail(self, "frees a buffer that was already deallocated")
+            raise _fail(self, "expects a buffer made by memory.alloc or memory.arena (not a "
+                              "view of one, nor a function argument)")
+        del allocated[id(a)]
+        _poison(a)
+        root = _root(a)
+        interp.state.setdefault(_FREED, {})[id(root)] = weakref.ref(root)
+
+
+# ---------------------------------------------------------------------------------------------
+# load, store
+# ---------------------------------------------------------------------------------------------
+
+
+class EraseUnusedRead(RewritePattern):
+    """A load whose value is unused is dead: a read changes nothing (MLIR erases ops whose
+    only effects are reads; the core's dead-code test knows only `Pure`, which a load is not,
+    since it may not move across stores)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        if op.results[0].has_uses():
+            return False
+        rewriter.erase_op(op)
+        return True
+
+
+class _EraseUnusedLoad(EraseUnusedRead):
+    root = "memory.load"
+
+
+class _EraseUnusedVectorLoad(EraseUnusedRead):
+    root = "memory.vector_load"
+
+
+def _verify_indices(op, t: MemRefType, n: int, what: str) -> None:
+    if n != t.rank:
+        raise op.error(f"incorrect number of indices for {what}, expected {t.rank} but got {n}")
+
+
+@memory.op
+class LoadOp(Op):
+    """One element, at one `index` per dimension.
+
+        %x = memory.load %m[%i, %j] : memref<?x4xf32>
+    """
+
+    name = "memory.load"
+    memref = Operand(MemRef)
+    indices = VarOperand(Index)
+    result = Result(AnyType)
+    canonicalization_patterns = (_EraseUnusedLoad,)
+
+    def infer_result_types(self):
+        return [self.memref.type.element]
+
+    def verify_(self):
+        t = self.memref.type
+        _verify_indices(self, t, len(self.indices), "load")
+        if self.result.type is not t.element:
+            raise self.error(f"result type {self.result.type} does not match the memref "
+                             f"element type {t.element}")
+
+    def memory_effects(self):
+        return [(READ, self.memref)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        ref = p.parse_operand_ref()
+        idx = _parse_refs(p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = _parse_memref_type(p)
+        return cls.build(p.resolve(ref, t), _index_refs(p, idx), result_types=[t.element],
+                         attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.memref)}{_indices(p, self.indices)}")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}")
+
+    def interpret(self, interp, values):
+        a = values[0]
+        _check_live(interp, self, a)
+        v = a[_checked_index(self, a, values[1:])]
+        return [int(v) if isinstance(self.result.type, IndexType) else v]
+
+
+@memory.op
+class StoreOp(Op):
+    """Writes one element, at one `index` per dimension.
+
+        memory.store %x, %m[%i, %j] : memref<?x4xf32>
+    """
+
+    name = "memory.store"
+    value = Operand(AnyType)
+    memref = Operand(MemRef)
+    indices = VarOperand(Index)
+
+    def infer_result_types(self):
+        return []
+
+    def verify_(self):
+        t = self.memref.type
+        _verify_indices(self, t, len(self.indices), "store")
+        if self.value.type is not t.element:
+            raise self.error(f"value type {self.value.type} does not match the memref element "
+                             f"type {t.element}")
+
+    def memory_effects(self):
+        return [(WRITE, self.memref)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        val = p.parse_operand_ref()
+        p.expect(",")
+        ref = p.parse_operand_ref()
+        idx = _parse_refs(p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = _parse_memref_type(p)
+        return cls.build(p.resolve(val, t.element), p.resolve(ref, t), _index_refs(p, idx),
+                         attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.value)}, {p.value(self.memref)}{_indices(p, self.indices)}")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}")
+
+    def interpret(self, interp, values):
+        v, a = values[0], values[1]
+        _check_live(interp, self, a)
+        idx = _checked_index(self, a, values[2:])
+        _writable(self, a)
+        a[idx] = v
+
+
+# ---------------------------------------------------------------------------------------------
+# vector_load, vector_store
+# ---------------------------------------------------------------------------------------------
+
+
+def _verify_vector(op, t: MemRefType, v, n_indices: int, what: str) -> None:
+    if t.rank == 0:
+        raise op.error("requires a memref of rank at least 1")
+    _verify_indices(op, t, n_indices, what)
+    if v.rank != 1 or v.scalable[0]:
+        raise op.error(f"requires a 1-D fixed-length vector, got {v}")
+    if v.element is not t.element:
+        raise op.error(f"vector element type {v.element} does not match the memref element "
+                       f"type {t.element}")
+    last = t.shape[-1]
+    if last is not None and v.shape[0] > last:
+        raise op.error(f"a vector of {v.shape[0]} elements does not fit in the last dimension "
+                       f"(size {last})")
+    layout = strides_and_offset(t)
+    if layout is None:
+        raise op.error(f"requires a strided or identity layout, got {t.layout}")
+    if layout[0][-1] not in (None, 1) and v.shape[0] > 1:
+        raise op.error(f"requires a unit stride in the last dimension, got {layout[0][-1]}")
+
+
+@memory.op
+class VectorLoadOp(Op):
+    """A 1-D vector of consecutive elements along the last dimension, starting at the
+    indices (MLIR's vector.load). The elements must lie within the last dimension: anything
+    else is undefined (callers guarantee it; the interpreter checks).
+
+        %v = memory.vector_load %m[%i, %j] : memref<?x8xf32>, vector<8xf32>
+    """
+
+    name = "memory.vector_load"
+    memref = Operand(MemRef)
+    indices = VarOperand(Index)
+    result = Result(AnyVector)
+    canonicalization_patterns = (_EraseUnusedVectorLoad,)
+
+    def verify_(self):
+        _verify_vector(self, self.memref.type, self.result.type, len(self.indices), "load")
+
+    def memory_effects(self):
+        return [(READ, self.memref)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        ref = p.parse_operand_ref()
+        idx = _parse_refs(p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = _parse_memref_type(p)
+        p.expect(",")
+        v = p.parse_type()
+        return cls.build(p.resolve(ref, t), _index_refs(p, idx), result_types=[v],
+                         attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.memref)}{_indices(p, self.indices)}")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}, {self.result.type}")
+
+    def interpret(self, interp, values):
+        a = values[0]
+        _check_live(interp, self, a)
+        return [np.array(a[_checked_vector(self, a, values[1:], self.result.type.shape[0])])]
+
+
+@memory.op
+class VectorStoreOp(Op):
+    """Writes a 1-D vector to consecutive elements along the last dimension (MLIR's
+    vector.store); the same bounds rule as `memory.vector_load`.
+
+        memory.vector_store %v, %m[%i, %j] : memref<?x8xf32>, vector<8xf32>
+    """
+
+    name = "memory.vector_store"
+    value = Operand(AnyVector)
+    memref = Operand(MemRef)
+    indices = VarOperand(Index)
+
+    def infer_result_types(self):
+        return []
+
+    def verify_(self):
+        _verify_vector(self, self.memref.type, self.value.type, len(self.indices), "store")
+
+    def memory_effects(self):
+        return [(WRITE, self.memref)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        val = p.parse_operand_ref()
+        p.expect(",")
+        ref = p.parse_operand_ref()
+        idx = _parse_refs(p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = _parse_memref_type(p)
+        p.expect(",")
+        v = p.parse_type()
+        return cls.build(p.resolve(val, v), p.resolve(ref, t), _index_refs(p, idx),
+                         attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.value)}, {p.value(self.memref)}{_indices(p, self.indices)}")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}, {self.value.type}")
+
+    def interpret(self, interp, values):
+        v, a = values[0], values[1]
+        _check_live(interp, self, a)
+        idx = _checked_vector(self, a, values[2:], self.value.type.shape[0])
+        _writable(self, a)
+        a[idx] = v
+
+
+# ---------------------------------------------------------------------------------------------
+# copy
+# ---------------------------------------------------------------------------------------------
+
+
+class EraseSelfCopy(RewritePattern):
+    """`copy %a, %a` changes nothing (MLIR's FoldSelfCopy)."""
+
+    root = "memory.copy"        # CopyOp is defined below, so the annotation is a name
+
+    def match_and_rewrite(self, op: CopyOp, rewriter: PatternRewriter) -> bool:
+        if op.source is not op.target:
+            return False
+        rewriter.erase_op(op)
+        return True
+
+
+@memory.op
+class CopyOp(Op):
+    """Copies every element of `source` into `target`: same element type and shape (a `?`
+    matches any size; the sizes must agree when it runs), any layouts. The buffers must not
+    overlap, unless they are the very same view (which copies nothing).
+
+        memory.copy %src, %dst : memref<?x4xf32> to memref<?x4xf32, strided<[8, 1]>>
+    """
+
+    name = "memory.copy"
+    source = Operand(MemRef)
+    target = Operand(MemRef)
+    canonicalization_patterns = (EraseSelfCopy,)
+
+    def infer_result_types(self):
+        return []
+
+    def verify_(self):
+        s, t = self.source.type, self.target.type
+        if s.element is not t.element:
+            raise self.error(f"requires the same element type for source and target, got "
+                             f"{s.element} and {t.element}")
+        if s.rank != t.rank or any(a is not None and b is not None and a != b
+                                   for a, b in zip(s.shape, t.shape)):
+            raise self.error(f"requires compatible shapes for source and target, got {s} "
+                             f"and {t}")
+
+    def memory_effects(self):
+        return [(READ, self.source), (WRITE, self.target)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        src = p.parse_operand_ref()
+        p.expect(",")
+        dst = p.parse_operand_ref()
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        s = _parse_memref_type(p)
+        p.expect("to")
+        t = _parse_memref_type(p)
+        return cls.build(p.resolve(src, s), p.resolve(dst, t), attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.source)}, {p.value(self.target)}")
+        p.attr_dict(self)
+        p.write(f" : {self.source.type} to {self.target.type}")
+
+    def interpret(self, interp, values):
+        src, dst = values
+        _check_live(interp, self, src, dst)
+        if src.shape != dst.shape:
+            raise _fail(self, f"source shape {_shape(src.shape)} differs from the target shape "
+                              f"{_shape(dst.shape)}")
+        same = (src.__array_interface__["data"][0] == dst.__array_interface__["data"][0]
+                and src.strides == dst.strides)
+        if same:
+            return
+        if np.may_share_memory(src, dst):
+            try:
+                overlap = np.shares_memory(src, dst, max_work=1 << 16)
+            except np.exceptions.TooHardError:
+                overlap = True
+            if overlap:
+                raise _fail(self, "source and target overlap")
+        _writable(self, dst)
+        np.copyto(dst, src)
+
+
+# ---------------------------------------------------------------------------------------------
+# dim
+# ---------------------------------------------------------------------------------------------
+
+
+@memory.op
+class DimOp(Op):
+    """The size of dimension `axis` (an integer attribute) of a buffer, as an `index`.
+    Folds to a constant for a static size, and to the size operand of the alloc, arena,
+    view or subview that made the buffer for a dynamic one.
+
+        %n = memory.dim %m, 1 : memref<?x4xf32>
+    """
+
+    name = "memory.dim"
+    memref = Operand(MemRef)
+    axis = Prop(I64Attr)
+    result = Result(Index)
+    traits = (Pure(),)
+
+    @classmethod
+    def create(cls, memref: Value, axis: int, location=None) -> "DimOp":
+        return cls.build(memref, axis=IntegerAttr(axis, I64), location=location)
+
+    def infer_result_types(self):
+        return [INDEX]
+
+    def verify_(self):
+        a, r = self.axis.value, self.memref.type.rank
+        if not 0 <= a < r:
+            raise self.error(f"axis {a} is out of range for a memref of rank {r}")
+
+    def fold(self, operands):
+        t, a = self.memref.type, self.axis.value
+        if not 0 <= a < t.rank:
+            return None
+        if t.shape[a] is not None:
+            return [IntegerAttr(t.shape[a], INDEX)]
+        owner = getattr(self.memref, "owner", None)
+        k = t.shape[:a].count(None)       # which dynamic size operand
+        if isinstance(owner, AllocOp):
+            return [owner.dynamic_sizes[k]]
+        if isinstance(owner, ViewOp):
+            return [owner.sizes[k]]
+        if isinstance(owner, ArenaOp):
+            return [owner.size]
+        if isinstance(owner, SubviewOp):
+            size = owner.mixed_sizes()[a]
+            return None if size is None else [size]
+        return None
+
+    @classmethod
+    def parse(cls, p, num_results):
+        ref = p.parse_operand_ref()
+        p.expect(",")
+        axis = _parse_int(p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = _parse_memref_type(p)
+        return cls.build(p.resolve(ref, t), axis=IntegerAttr(axis, I64), attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.memref)}, {self.axis.value}")
+        p.attr_dict(self, elided=("axis",))
+        p.write(f" : {self.memref.type}")
+
+    def evaluate(self, a):
+        return int(a.shape[self.axis.value])
+
+
+# ---------------------------------------------------------------------------------------------
+# view
+# ---------------------------------------------------------------------------------------------
+
+
+@memory.op
+class ViewOp(Op):
+    """A contiguous typed view of a byte buffer, starting `byte_shift` bytes in (MLIR's
+    memref.view), one size operand per `?`. The start address must be a multiple of the
+    element size, and the view must lie within the buffer.
+
+        %v = memory.view %a[%byte_offset][%d0] : memref<?xi8> to memref<?x4xf32>
+    """
+
+    name = "memory.view"
+    source = Operand(ByteBuffer)
+    byte_shift = Operand(Index)
+    sizes = VarOperand(Index, doc="one size per dynamic dimension of the result, in order")
+    result = Result(MemRef)
+    traits = (Pure(),)
+
+    def verify_(self):
+        src, t = self.source.type, self.result.type
+        if t.layout is not None:
+            raise self.error(f"requires the result to have the identity layout (a contiguous "
+                             f"view), got {t.layout}")
+        if src.memory_space != t.memory_space:
+            raise self.error("requires the same memory space for source and result")
+        if len(self.sizes) != t.shape.count(None):
+            raise self.error("incorrect number of size operands for type")
+        size = byte_size(t.element)
+        if size is None:
+            raise self.error(f"requires an element type of a whole number of bytes, got "
+                             f"{t.element}")
+        shift = constant_value(self.byte_shift)
+        if isinstance(shift, IntegerAttr):
+            if shift.value % size:
+                raise self.error(f"byte offset {shift.value} is not a multiple of the element "
+                                 f"size ({size} bytes)")
+            if src.shape[0] is not None and t.has_static_shape and \
+                    shift.value + t.num_elements * size > src.shape[0]:
+                raise self.error(f"view of {t.num_elements * size} bytes at byte offset "
+                                 f"{shift.value} runs out of the {src.shape[0]}-byte buffer")
+
+    def is_speculatable(self) -> bool:
+        """Only where the verifier proved the view in bounds: the interpreter rejects others."""
+        return (isinstance(constant_value(self.byte_shift), IntegerAttr)
+                and self.source.type.shape[0] is not None and self.result.type.has_static_shape)
+
+    @classmethod
+    def parse(cls, p, num_results):
+        src = p.parse_operand_ref()
+        shift = _parse_refs(p)
+        if len(shift) != 1:
+            raise p.error("expected one byte offset operand")
+        sizes = _parse_refs(p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        s = _parse_memref_type(p)
+        p.expect("to")
+        t = _parse_memref_type(p)
+        return cls.build(p.resolve(src, s), p.resolve(shift[0], INDEX), _index_refs(p, sizes),
+                         result_types=[t], attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.source)}[{p.value(self.byte_shift)}]"
+                f"{_indices(p, self.sizes)}")
+        p.attr_dict(self)
+        p.write(f" : {self.source.type} to {self.result.type}")
+
+    def evaluate(self, src, shift, *sizes):
+        t = self.result.type
+        dtype = _dtype(self, t.element)
+        if dtype.itemsize != byte_size(t.element):
+            raise _fail(self, f"cannot view {t.element} elements: numpy holds them in "
+                              f"{dtype.itemsize} bytes, memory in {byte_size(t.element)}")
+        it = iter(sizes)
+        shape = tuple(int(next(it)) if d is None else d for d in t.shape)
+        shift = int(shift)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if any(d < 0 for d in shape) or shift < 0 or shift + nbytes > src.nbytes:
+            raise _fail(self, f"view of shape {_shape(shape)} ({nbytes} bytes) at byte offset "
+                              f"{shift} is out of bounds of a {src.nbytes}-byte buffer")
+        if (src.ctypes.data + shift) % dtype.itemsize:
+            raise _fail(self, f"byte offset {shift} is misaligned for {t.element} (element "
+                              f"size {dtype.itemsize} bytes)")
+        return np.ndarray(shape, dtype, buffer=src, offset=shift)
+
+
+# ---------------------------------------------------------------------------------------------
+# subview
+# ---------------------------------------------------------------------------------------------
+
+
+def _static_or_none(values) -> list:
+    return [None if v == DYNAMIC_INDEX else v for v in values]
+
+
+@memory.op
+class SubviewOp(Op):
+    """A strided window of a buffer: per dimension an offset, a size and a step (stride),
+    each static or an `index` operand (MLIR's memref.subview, without rank reduction). The
+    result type's layout is what MLIR infers: offset = source offset + sum(offset_i *
+    stride_i), stride_i = source stride_i * step_i; the identity layout is accepted where
+    that is contiguous with offset 0. The window must lie within the source.
+
+        %s = memory.subview %m[%o0, %o1] [%s0, 4] [1, 1]
+            : memref<?x8xf32> to memref<?x4xf32, strided<[8, 1], offset: ?>>
+    """
+
+    name = "memory.subview"
+    source = Operand(MemRef)
+    offsets = VarOperand(Index)
+    sizes = VarOperand(Index)
+    strides = VarOperand(Index)
+    static_offsets = Prop(DenseI64Array)
+    static_sizes = Prop(DenseI64Array)
+    static_strides = Prop(DenseI64Array)
+    result = Result(MemRef)
+    traits = (Pure(),)
+
+    _GROUPS = ("offset", "size", "stride")
+
+    @classmethod
+    def create(cls, source: Value, offsets, sizes, strides, location=None) -> "SubviewOp":
+        """Build from mixed lists (ints or index values); the result type is inferred."""
+        groups, props = [], {}
+        for name, mixed in zip(cls._GROUPS, (offsets, sizes, strides)):
+            groups.append([v for v in mixed if isinstance(v, Value)])
+            props[f"static_{name}s"] = DenseArrayAttr(I64, [
+                DYNAMIC_INDEX if isinstance(v, Value) else int(v) for v in mixed])
+        return cls.build(source, *groups, location=location, **props)
+
+    def _static(self) -> list[list[int]]:
+        return [list(self.static_offsets), list(self.static_sizes), list(self.static_strides)]
+
+    def _mixed(self, static, dynamic) -> list:
+        it = iter(dynamic)      # (None past the end: an invalid op must still print)
+        return [next(it, None) if v == DYNAMIC_INDEX else IntegerAttr(v, INDEX) for v in static]
+
+    def mixed_offsets(self) -> list:
+        """Per dimension the offset: an index `Value`, or an `IntegerAttr` when static."""
+        return self._mixed(self.static_offsets, self.offsets)
+
+    def mixed_sizes(self) -> list:
+        return self._mixed(self.static_sizes, self.sizes)
+
+    def mixed_strides(self) -> list:
+        return self._mixed(self.static_strides, self.strides)
+
+    def infer_result_types(self):
+        return [subview_type(self.source.type, *map(_static_or_none, self._static()))]
+
+    def verify_(self):
+        src, res = self.source.type, self.result.type
+        if strides_and_offset(src) is None:
+            raise self.error(f"requires a strided or identity source layout, got {src.layout}")
+        static = self._static()
+        for name, values, dynamic in zip(self._GROUPS, static,
+                                         (self.offsets, self.sizes, self.strides)):
+            if len(values) != src.rank:
+                raise self.error(f"expected {src.rank} {name} values, got {len(values)}")
+            n_dyn = values.count(DYNAMIC_INDEX)
+            if n_dyn != len(dynamic):
+                raise self.error(f"expected {n_dyn} dynamic {name} values, got {len(dynamic)}")
+            bad = next((v for v in values if v != DYNAMIC_INDEX and v < 0), None)
+            if bad is not None:
+                raise self.error(f"expected {name}s to be non-negative, but got {bad}")
+        offsets, sizes, strides = map(_static_or_none, static)
+        for i, (o, n, k, d) in enumerate(zip(offsets, sizes, strides, src.shape)):
+            if None in (o, n, k, d) or n == 0:
+                continue
+            if o + (n - 1) * k >= d:
+                raise self.error(f"slice along dimension {i} runs out-of-bounds: "
+                                 f"{o + (n - 1) * k} >= {d}")
+        expected = subview_type(src, offsets, sizes, strides)
+        what = None
+        if res.element is not src.element:
+            what = "element type"
+        elif res.memory_space != src.memory_space:
+            what = "memory space"
+        elif res.shape != expected.shape:
+            what = "result sizes"
+        elif not self._layout_matches(res, expected):
+            what = "result layout"
+        if what is not None:
+            raise self.error(f"expected result type to be '{expected}' (mismatch of {what}), "
+                             f"but got '{res}'")
+
+    @staticmethod
+    def _layout_matches(res: MemRefType, expected: MemRefType) -> bool:
+        want = strides_and_offset(expected)
+        if res.layout is None:
+            # The identity layout means "contiguous": its strides are the products of the
+            # sizes, so a `?` there is not "any stride" but must be known to agree.
+            strides, offset = want
+            return None not in strides and offset == 0 and \
+                strides == contiguous_strides(res.shape)
+        return strides_and_offset(res) == want
+
+    def is_speculatable(self) -> bool:
+        """Only where the verifier proved the window in bounds: the interpreter rejects others."""
+        return not (self.offsets or self.sizes or self.strides) and \
+            self.source.type.has_static_shape
+
+    @classmethod
+    def parse(cls, p, num_results):
+        src = p.parse_operand_ref()
+        groups, props = [], {}
+        for name in cls._GROUPS:
+            static, refs = _parse_mixed(p)
+            groups.append(refs)
+            props[f"static_{name}s"] = DenseArrayAttr(I64, static)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        s = _parse_memref_type(p)
+        p.expect("to")
+        t = _parse_memref_type(p)
+        return cls.build(p.resolve(src, s), *[_index_refs(p, g) for g in groups],
+                         result_types=[t], attributes=attrs, **props)
+
+    def print(self, p):
+        lists = []
+        for mixed in (self.mixed_offsets(), self.mixed_sizes(), self.mixed_strides()):
+            lists.append("[" + ", ".join(str(v.value) if isinstance(v, IntegerAttr) else
+                                         p.value(v) for v in mixed) + "]")
+        p.write(f" {p.value(self.source)}{' '.join(lists)}")
+        p.attr_dict(self, elided=("static_offsets", "static_sizes", "static_strides",
+                                  "operandSegmentSizes"))
+        p.write(f" : {self.source.type} to {self.result.type}")
+
+    def evaluate(self, src, *dynamic):
+        it = iter(int(v) for v in dynamic)
+        offsets, sizes, strides = ([next(it) if v == DYNAMIC_INDEX else v for v in group]
+                                   for group in self._static())
+        index, zero_step = [], False
+        for i, (o, n, k, d) in enumerate(zip(offsets, sizes, strides, src.shape)):
+            if o < 0 or n < 0 or k < 0 or o > d or (n > 0 and o + (n - 1) * k >= d):
+                raise _fail(self, f"window offsets {_shape(offsets)} sizes {_shape(sizes)} "
+                                  f"strides {_shape(strides)} is out of bounds along dimension "
+                                  f"{i} of a memref of shape {_shape(src.shape)}")
+            if k == 0:
+                zero_step = True
+                index.append(slice(o, o + 1))
+            else:
+                index.append(slice(o, o + (n - 1) * k + 1 if n else o, k))
+        view = src[(*index, Ellipsis)]
+        if zero_step:
+            # numpy slicing cannot repeat an element; as_strided can, and the bounds are
+            # checked above (each zero-step dimension holds exactly one element).
+            step = [0 if k == 0 else s for k, s in zip(strides, view.strides)]
+            view = np.lib.stride_tricks.as_strided(view, tuple(sizes), tuple(step),
+                                                   writeable=src.flags.writeable)
+        return view
+
