@@ -7,7 +7,7 @@ one of its ops is looked up (MLIR's lazy dialect loading), which keeps tool star
 
 import importlib
 
-_ALL = ("builtin", "func", "arith", "math", "loop", "memory", "graph", "autodiff")
+_ALL = ("builtin", "func", "arith", "math", "loop", "vector", "memory", "graph", "autodiff")
 
 
 def register_all() -> None:

@@ -1,17 +1,16 @@
 """The `loop` dialect: structured control flow over scalars (MLIR's `scf`, renamed).
 
 `loop.for` counts an induction variable from a lower to an upper bound and threads
-loop-carried values (`iter_args`) through its body; `loop.if` picks one of two regions;
-`loop.yield` ends both, handing values to the parent op. Regions have one block and no
+loop-carried values (`iter_args`) through its body; `loop.parallel` runs a body once per point
+of a rectangular index space, in no particular order; `loop.if` picks one of two regions;
+`loop.yield` ends all three, handing values to the parent op. Regions have one block and no
 branches, so passes reason about loops structurally instead of rebuilding them from a CFG.
-Later layers add `loop.parallel` and memory ops here: they reuse `LoopLike` and end their
-bodies with `loop.yield` (extend `_YIELD_PARENTS`).
 
-Effects. `loop.for` and `loop.if` carry `Pure`, meaning they add no effect of their own:
+Effects. `loop.for`, `loop.parallel` and `loop.if` carry `Pure`: they add no effect of their own:
 `irkit.rewrite.is_pure` then looks into their bodies (MLIR's `RecursiveMemoryEffects`), so
 a loop whose results are unused and whose body is pure is dead, and one whose body stores to
-memory is not. That is sound because every `loop.for` terminates: a non-positive step is
-undefined behaviour (rejected by the verifier when constant, an interpreter error otherwise).
+memory is not. That is sound because every loop terminates: a non-positive step is undefined
+behaviour (rejected by the verifier when constant, an interpreter error otherwise).
 
 The loop-like interface (MLIR's `LoopLikeOpInterface`) is duck-typed so that passes need
 not know this dialect: an op with a `loop_regions()` method is a loop, and LICM moves code out
@@ -21,22 +20,25 @@ whether the op may run where it did not before (see `passes/loop_invariant_code_
 
 from __future__ import annotations
 
-from irkit.attributes import IntegerAttr
+import itertools
+
+from irkit.attributes import DenseArrayAttr, IntegerAttr
 from irkit.ir import Block, BlockArgument, Operation, OpResult, Region, Value
 from irkit.opdef import (
-    AnyType, Bool, Dialect, HasParent, Op, Operand, Pure, RegionDef, ReturnLike,
+    AnyType, Bool, Dialect, HasParent, Index, Op, Operand, Pure, RegionDef, ReturnLike,
     SignlessIntegerOrIndex, SingleBlock, Terminator, VarOperand, VarResult,
 )
 from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
 from irkit.structured import (
     IfLike, YieldLike, ensure_terminator, if_patterns, inline_region_before,
 )
-from irkit.types import I1, INDEX, IndexType, IntegerType, Type
+from irkit.types import I1, I32, INDEX, IndexType, IntegerType, Type
 
-loop = Dialect("loop", "Structured loops and conditionals: loop.for, loop.if, loop.yield.")
+loop = Dialect("loop", "Structured loops and conditionals: loop.for, loop.parallel, loop.if, "
+               "loop.yield.")
 
-#: ops whose regions end with `loop.yield` (loop.parallel joins later)
-_YIELD_PARENTS = ("loop.for", "loop.if")
+#: ops whose regions end with `loop.yield`
+_YIELD_PARENTS = ("loop.for", "loop.parallel", "loop.if")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,6 +270,186 @@ class ForOp(LoopLike, Op):
 
 
 # ---------------------------------------------------------------------------------------------
+# loop.parallel
+# ---------------------------------------------------------------------------------------------
+
+
+def _trip_count(lb: Value, ub: Value, step: Value) -> int | None:
+    """0 or 1 when a dimension surely runs that many times, else None (unknown or more).
+
+    Equal bounds run zero times even when unknown; with a dynamic step (positive, or the
+    program is undefined), a width of one still means one trip."""
+    if lb is ub:
+        return 0
+    lo, hi = _const_int(lb), _const_int(ub)
+    if lo is None or hi is None:
+        return None
+    if lo >= hi:
+        return 0
+    s = _const_int(step)
+    return 1 if hi - lo == 1 or (s is not None and hi - lo <= s) else None
+
+
+class RemoveTrivialParallelDims(RewritePattern):
+    """A parallel loop with a dimension that runs zero times runs nothing: it is erased. A
+    dimension that runs once is dropped, its induction variable := its lower bound; when none
+    is left, the body is inlined (MLIR's ParallelOpSingleOrZeroIterationDimsFolder)."""
+
+    root = "loop.parallel"
+
+    def match_and_rewrite(self, op: ParallelOp, rewriter: PatternRewriter) -> bool:
+        lbs, ubs, steps = op.lower_bounds, op.upper_bounds, op.steps
+        if not (len(lbs) == len(ubs) == len(steps)) or len(op.body.blocks) != 1:
+            return False                                    # invalid IR: the verifier's call
+        trips = [_trip_count(*dim) for dim in zip(lbs, ubs, steps)]
+        if 0 in trips:
+            rewriter.erase_op(op)
+            return True
+        single = [k for k, n in enumerate(trips) if n == 1]
+        if not single:
+            return False
+        if len(single) == len(trips):
+            inline_region_before(rewriter, op.body, op, lbs)
+            rewriter.erase_op(op)
+            return True
+        block = op.body.blocks[0]
+        keep = [k for k in range(len(trips)) if k not in single]
+        with rewriter.modify_op_in_place(op):
+            for k in single:
+                rewriter.replace_all_uses_with(block.args[k], lbs[k])
+            for k in reversed(single):
+                block.erase_argument(k)
+            op.set_operands([group[k] for group in (lbs, ubs, steps) for k in keep])
+            op.properties["operandSegmentSizes"] = DenseArrayAttr(I32, [len(keep)] * 3)
+        return True
+
+
+def _parse_paren_operands(p, count: int, what: str) -> list:
+    """`(%a, %b)` with exactly `count` index operands (one per induction variable)."""
+    tk = p.i
+    p.expect("(")
+    refs = p.parse_operand_refs() if p.tok != ")" else []
+    p.expect(")")
+    if len(refs) != count:
+        raise p.error(f"expected {count} {what} (one per induction variable), found "
+                      f"{len(refs)}", tk)
+    return [p.resolve(r, INDEX) for r in refs]
+
+
+@loop.op
+class ParallelOp(LoopLike, Op):
+    """Runs its body once for every point of a rectangular index space, the iterations
+    independent of each other (MLIR's `scf.parallel`, without reductions yet).
+
+    Dimension `k` takes `%ivk = lbk, lbk + stepk, ...` while `%ivk < ubk` (signed); the body
+    runs for every combination, and has one `index` block argument per dimension. Its
+    `loop.yield` has no operands and is left out of the custom form.
+
+        loop.parallel (%i, %j) = (%lb, %lb) to (%ub, %ub) step (%step, %step) {
+          "test.use"(%i, %j) : (index, index) -> ()
+        }
+
+    Iterations are unordered: a backend may run them on threads, interleaved, or in any
+    sequence. A program whose outcome depends on the order — two iterations store to the same
+    location, or one reads what another stores — is undefined. The interpreter runs them in
+    row-major order (the first dimension outermost), which is one valid order among many, so
+    a program it runs must not rely on that order either.
+    """
+
+    name = "loop.parallel"
+    lower_bounds = VarOperand(Index)
+    upper_bounds = VarOperand(Index)
+    steps = VarOperand(Index, doc="positive")
+    body = RegionDef(single_block=True)
+    traits = (Pure(), SingleBlock())
+    canonicalization_patterns = (RemoveTrivialParallelDims,)
+
+    @property
+    def induction_vars(self) -> list[BlockArgument]:
+        return self.body.blocks[0].args
+
+    def verify_(self):
+        lbs, ubs, steps = self.lower_bounds, self.upper_bounds, self.steps
+        if not (len(lbs) == len(ubs) == len(steps)):
+            raise self.error(f"expects the same number of lower bounds, upper bounds and "
+                             f"steps, but got {len(lbs)}, {len(ubs)} and {len(steps)}")
+        if not lbs:
+            raise self.error("needs at least one tuple element for lower_bounds, "
+                             "upper_bounds and steps")
+        for s in steps:
+            c = _const_int(s)
+            if c is not None and c <= 0:
+                raise self.error("constant step operand must be positive")
+        if len(self.body.blocks) != 1:
+            raise self.error("expects a body region with one block")
+        args = self.body.blocks[0].args
+        if len(args) != len(lbs):
+            raise self.error(f"expects the same number of induction variables: {len(args)} "
+                             f"as bound and step values: {len(lbs)}")
+        if any(not isinstance(a.type, IndexType) for a in args):
+            raise self.error("expects arguments for the induction variable to be of index "
+                             "type")
+
+    def is_speculatable(self) -> bool:
+        """Like `loop.for`: safe to run where it did not only if it surely terminates."""
+        steps = [_const_int(s) for s in self.steps]
+        return all(c is not None and c > 0 for c in steps)
+
+    # ----- custom assembly ----------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, p, num_results):
+        p.expect("(")
+        ivs = []
+        if p.tok != ")":
+            while True:
+                tk = p.i
+                ivs.append((p.parse_operand_ref().name, INDEX, None, tk))
+                if not p.accept(","):
+                    break
+        p.expect(")")
+        p.expect("=")
+        lbs = _parse_paren_operands(p, len(ivs), "lower bounds")
+        p.expect("to")
+        ubs = _parse_paren_operands(p, len(ivs), "upper bounds")
+        p.expect("step")
+        steps = _parse_paren_operands(p, len(ivs), "steps")
+        region = p.parse_region(ivs)
+        ensure_terminator(p, region, "loop.yield")
+        attrs = p.parse_optional_attr_dict()
+        return cls.build(lbs, ubs, steps, result_types=[], attributes=attrs, regions=[region])
+
+    def print(self, p):
+        n = len(self.lower_bounds)
+        block = self.body.blocks[0] if self.body.blocks else Block([INDEX] * n)
+
+        def group(values) -> str:
+            return f"({', '.join(p.value(v) for v in values)})"
+
+        p.write(f" {group(block.args)} = {group(self.lower_bounds)} to "
+                f"{group(self.upper_bounds)} step {group(self.steps)} ")
+        p.region(self.body, print_entry_args=False, print_block_terminators=False)
+        p.attr_dict(self, elided=("operandSegmentSizes",))
+
+    # ----- semantics ----------------------------------------------------------------------
+
+    def interpret(self, interp, values):
+        from irkit.interpreter import InterpreterError
+        env = interp.env            # the body reads values defined above the loop
+        n = len(self.lower_bounds)
+        lbs, ubs, steps = values[:n], values[n:2 * n], values[2 * n:]
+        for s in steps:
+            if s <= 0:
+                raise InterpreterError(f"'loop.parallel' step must be positive, got {s}",
+                                       self.location)
+        body = self.body
+        # Row-major: one valid order of unordered iterations (see the class docstring).
+        for ivs in itertools.product(*(range(lb, ub, s) for lb, ub, s in zip(lbs, ubs, steps))):
+            interp.run_region(body, list(ivs), env)
+        return []
+
+
+# ---------------------------------------------------------------------------------------------
 # loop.if
 # ---------------------------------------------------------------------------------------------
 
@@ -307,9 +489,9 @@ class IfOp(IfLike, Op):
 
 @loop.op
 class YieldOp(YieldLike, Op):
-    """Ends a `loop.for` or `loop.if` region, handing values to the parent: the next
-    iteration's carried values, or the results. Left out of the custom form when it has no
-    operands.
+    """Ends a `loop.for`, `loop.parallel` or `loop.if` region, handing values to the parent:
+    the next iteration's carried values, or the results (none for `loop.parallel`). Left out
+    of the custom form when it has no operands.
 
         %r = loop.if %cond -> (i32) {
           loop.yield %a : i32

@@ -127,6 +127,14 @@ def _rsqrt(x):
     return np.asarray(x).dtype.type(1) / np.sqrt(x)
 
 
+def _pow(a, b):
+    """C's `pow` (what MLIR lowers powf to). numpy's `power` with a 0-d exponent of 0.5 takes
+    a `sqrt` shortcut that is wrong at -0 and -inf (`pow` gives +0 and +inf), so scalars go
+    through the array path, as vector lanes do."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    return np.power(np.atleast_1d(a), np.atleast_1d(b)).reshape(shape)[()]
+
+
 def _round_away(x):
     """Round half away from zero; `x - trunc(x)` is exact, so no double rounding."""
     t = np.trunc(x)
@@ -189,7 +197,7 @@ class PowFOp(_FloatBinary):
     """
 
     name = "math.powf"
-    _kernel = staticmethod(np.power)
+    _kernel = staticmethod(_pow)
 
     def fold_identity(self, operands):
         c = operands[1]
@@ -287,9 +295,11 @@ class FPowIOp(_FastMath):
             raise self.error("failed to verify that all of {lhs, rhs} have same shape")
 
     def evaluate(self, x, n):
-        a = np.asarray(x)
-        e = signed(n, int_info(self._operands[1].value.type)).astype(a.dtype)
-        return af.fix_float(np.power(a, e)[()], self.results[0].type)
+        # The exponent goes to f64 exactly (an i32 in f32 would round 2^31 - 1 to an even
+        # power), and the power is rounded once: numpy's float32 arrays otherwise take a
+        # SIMD path an ulp off the scalar one, so a vector lane would differ from a scalar.
+        e = signed(n, int_info(self._operands[1].value.type)).astype(np.float64)
+        return _rounded_once(_pow, self.results[0].type, x, e)
 
     def fold_identity(self, operands):
         return _power_identity(self, operands, 1.0)

@@ -139,3 +139,85 @@ func.func @dynamic_if(%c: i1, %x: f32) {
   }
   return
 }
+
+// loop.parallel: a dimension with zero trips erases the loop, effects and all (bounds
+// compare signed; equal bounds are zero trips even when unknown).
+// CHECK-LABEL: func.func @parallel_zero_trips(
+// CHECK-NOT:     loop.parallel
+// CHECK-NOT:     test.effect
+// CHECK:         return
+func.func @parallel_zero_trips(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %cm1 = arith.constant -1 : index
+  loop.parallel (%i, %j) = (%c0, %c4) to (%n, %c4) step (%c1, %c1) {
+    "test.effect"(%i, %j) : (index, index) -> ()
+  }
+  loop.parallel (%i) = (%c0) to (%cm1) step (%c1) {
+    "test.effect"(%i) : (index) -> ()
+  }
+  loop.parallel (%i, %j) = (%c0, %n) to (%c4, %n) step (%c1, %c1) {
+    "test.effect"(%i, %j) : (index, index) -> ()
+  }
+  return
+}
+
+// A dimension with one trip is dropped, its induction variable := its lower bound; when no
+// dimension is left the body is inlined. A width of one is one trip whatever the step.
+// CHECK-LABEL: func.func @parallel_single_trips(
+// CHECK-SAME:      %[[N:.*]]: index, %[[S:.*]]: index)
+// CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : index
+// CHECK:         loop.parallel (%[[I:.*]]) = (%[[C0]]) to (%[[N]]) step (%[[C1]]) {
+// CHECK-NEXT:      "test.effect"(%[[I]], %[[C3]]) : (index, index) -> ()
+// CHECK-NEXT:    }
+// CHECK-NEXT:    "test.effect"(%[[C0]], %[[C3]]) : (index, index) -> ()
+// CHECK-NEXT:    "test.effect"(%[[C3]]) : (index) -> ()
+// CHECK-NOT:     loop.parallel
+// CHECK:         return
+func.func @parallel_single_trips(%n: index, %s: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  loop.parallel (%i, %j) = (%c0, %c3) to (%n, %c4) step (%c1, %c8) {
+    "test.effect"(%i, %j) : (index, index) -> ()
+  }
+  loop.parallel (%i, %j) = (%c0, %c3) to (%c1, %c8) step (%c1, %c8) {
+    "test.effect"(%i, %j) : (index, index) -> ()
+  }
+  loop.parallel (%i) = (%c3) to (%c4) step (%s) {
+    "test.effect"(%i) : (index) -> ()
+  }
+  return
+}
+
+// Two trips, unknown bounds, or a dynamic step over a width above one: the loop stays. A
+// loop whose body is pure is dead; one with an effect is not.
+// CHECK-LABEL: func.func @parallel_kept(
+// CHECK-SAME:      %[[N:.*]]: index, %[[S:.*]]: index, %[[X:.*]]: f32)
+// CHECK:         loop.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NEXT:      "test.effect"
+// CHECK-NEXT:    }
+// CHECK-NEXT:    loop.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[N]], %{{.*}}) step (%{{.*}}, %[[S]]) {
+// CHECK-NEXT:      "test.effect"
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return
+func.func @parallel_kept(%n: index, %s: index, %x: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  loop.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    "test.effect"(%i) : (index) -> ()
+  }
+  loop.parallel (%i, %j) = (%c0, %c0) to (%n, %c2) step (%c1, %s) {
+    "test.effect"(%i, %j) : (index, index) -> ()
+  }
+  loop.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %y = arith.addf %x, %x : f32
+  }
+  return
+}

@@ -163,7 +163,7 @@ func.func @yield_values_types(%x: f32) {
 // -----
 
 func.func @yield_outside(%x: f32) {
-  // CHECK: error: 'loop.yield' op expects parent op to be one of 'loop.for', 'loop.if'
+  // CHECK: error: 'loop.yield' op expects parent op to be one of 'loop.for', 'loop.parallel', 'loop.if'
   "loop.yield"(%x) : (f32) -> ()
 }
 
@@ -221,4 +221,136 @@ func.func @if_yield_count(%c: i1, %x: f32) -> f32 {
     loop.yield %x, %x : f32, f32
   }
   return %r : f32
+}
+
+// -----
+
+func.func @parallel_counts(%lb: index) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.parallel' op expects the same number of lower bounds, upper bounds and steps, but got 2, 2 and 1
+  "loop.parallel"(%lb, %lb, %lb, %lb, %lb) <{operandSegmentSizes = array<i32: 2, 2, 1>}> ({
+  ^bb0(%i: index, %j: index):
+    "loop.yield"() : () -> ()
+  }) : (index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @parallel_no_dims() {
+  // CHECK: error: 'loop.parallel' op needs at least one tuple element for lower_bounds, upper_bounds and steps
+  "loop.parallel"() <{operandSegmentSizes = array<i32: 0, 0, 0>}> ({
+    "loop.yield"() : () -> ()
+  }) : () -> ()
+  return
+}
+
+// -----
+
+func.func @parallel_zero_step(%lb: index, %ub: index) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'loop.parallel' op constant step operand must be positive
+  loop.parallel (%i, %j) = (%lb, %lb) to (%ub, %ub) step (%c1, %c0) {
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_negative_step(%lb: index, %ub: index) {
+  %c = arith.constant -2 : index
+  // CHECK: error: 'loop.parallel' op constant step operand must be positive
+  loop.parallel (%i) = (%lb) to (%ub) step (%c) {
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_bound_type(%lb: i32) {
+  // CHECK: error: 'loop.parallel' op operand 'lower_bounds' must be index, but got 'i32'
+  "loop.parallel"(%lb, %lb, %lb) <{operandSegmentSizes = array<i32: 1, 1, 1>}> ({
+  ^bb0(%i: index):
+    "loop.yield"() : () -> ()
+  }) : (i32, i32, i32) -> ()
+  return
+}
+
+// -----
+
+func.func @parallel_no_body_block(%lb: index) {
+  // CHECK: error: 'loop.parallel' op expects a body region with one block
+  "loop.parallel"(%lb, %lb, %lb) <{operandSegmentSizes = array<i32: 1, 1, 1>}> ({
+  }) : (index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @parallel_iv_count(%lb: index) {
+  // CHECK: error: 'loop.parallel' op expects the same number of induction variables: 2 as bound and step values: 1
+  "loop.parallel"(%lb, %lb, %lb) <{operandSegmentSizes = array<i32: 1, 1, 1>}> ({
+  ^bb0(%i: index, %j: index):
+    "loop.yield"() : () -> ()
+  }) : (index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @parallel_iv_type(%lb: index) {
+  // CHECK: error: 'loop.parallel' op expects arguments for the induction variable to be of index type
+  "loop.parallel"(%lb, %lb, %lb) <{operandSegmentSizes = array<i32: 1, 1, 1>}> ({
+  ^bb0(%i: i64):
+    "loop.yield"() : () -> ()
+  }) : (index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @parallel_results(%lb: index) {
+  // CHECK: error: 'loop.parallel' op expected 0 results, but found 1
+  %r = "loop.parallel"(%lb, %lb, %lb) <{operandSegmentSizes = array<i32: 1, 1, 1>}> ({
+  ^bb0(%i: index):
+    "loop.yield"() : () -> ()
+  }) : (index, index, index) -> index
+  return
+}
+
+// -----
+
+func.func @parallel_yield_values(%lb: index, %x: f32) {
+  loop.parallel (%i) = (%lb) to (%lb) step (%lb) {
+    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'loop.yield' op has 1 operands, but parent 'loop.parallel' has 0 results
+    loop.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_bound_count(%lb: index) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:42: error: expected 2 upper bounds (one per induction variable), found 1
+  loop.parallel (%i, %j) = (%lb, %lb) to (%lb) step (%lb, %lb) {
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_step_count(%lb: index) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:58: error: expected 2 steps (one per induction variable), found 3
+  loop.parallel (%i, %j) = (%lb, %lb) to (%lb, %lb) step (%lb, %lb, %lb) {
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_float_bound(%x: f32) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:25: error: use of value '%x' expects different type than prior uses: 'index' vs 'f32'
+  loop.parallel (%i) = (%x) to (%x) step (%x) {
+  }
+  return
 }

@@ -171,3 +171,75 @@ func.func @generic_input(%lb: index, %ub: index, %x: f32, %c: i1) -> f32 {
   }) : (index, index, index, f32) -> f32
   return %r : f32
 }
+
+// loop.parallel: MLIR's scf.parallel syntax without reductions. The generic form carries
+// the three groups' sizes in `operandSegmentSizes`, as MLIR does.
+// CHECK-LABEL: func.func @parallel_2d(
+// CHECK-SAME:      %[[LB:.*]]: index, %[[UB:.*]]: index, %[[N:.*]]: index)
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    loop.parallel (%[[I:.*]], %[[J:.*]]) = (%[[LB]], %[[LB]]) to (%[[UB]], %[[N]]) step (%[[C1]], %[[C2]]) {
+// CHECK-NEXT:      "test.use"(%[[I]], %[[J]]) : (index, index) -> ()
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return
+// GENERIC-LABEL: sym_name = "parallel_2d"
+// GENERIC:       "loop.parallel"(%arg0, %arg0, %arg1, %arg2, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 2, 2, 2>}> ({
+// GENERIC-NEXT:  ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// GENERIC-NEXT:    "test.use"(%[[I]], %[[J]]) : (index, index) -> ()
+// GENERIC-NEXT:    "loop.yield"() : () -> ()
+// GENERIC-NEXT:  }) : (index, index, index, index, index, index) -> ()
+func.func @parallel_2d(%lb: index, %ub: index, %n: index) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  loop.parallel (%i, %j) = (%lb, %lb) to (%ub, %n) step (%c1, %c2) {
+    "test.use"(%i, %j) : (index, index) -> ()
+  }
+  return
+}
+
+// One dimension; an explicit empty yield reads the same as an implicit one; attributes follow
+// the body; a loop.for nests inside.
+// CHECK-LABEL: func.func @parallel_1d(
+// CHECK-SAME:      %[[N:.*]]: index, %[[X:.*]]: f32)
+// CHECK:         loop.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[N]]) step (%{{.*}}) {
+// CHECK-NEXT:      %[[S:.*]] = loop.for %[[J:.*]] = %[[I]] to %[[N]] step %{{.*}} iter_args(%[[A:.*]] = %[[X]]) -> (f32) {
+// CHECK-NEXT:        %[[T:.*]] = arith.addf %[[A]], %[[X]] : f32
+// CHECK-NEXT:        loop.yield %[[T]] : f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      "test.use"(%[[S]]) : (f32) -> ()
+// CHECK-NEXT:    } {test.tag = 1 : i64}
+// CHECK-NEXT:    loop.parallel (%{{.*}}) = (%{{.*}}) to (%[[N]]) step (%{{.*}}) {
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return
+// GENERIC-LABEL: sym_name = "parallel_1d"
+// GENERIC:       <{operandSegmentSizes = array<i32: 1, 1, 1>}> ({
+// GENERIC:       }) {test.tag = 1 : i64} : (index, index, index) -> ()
+func.func @parallel_1d(%n: index, %x: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  loop.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %s = loop.for %j = %i to %n step %c1 iter_args(%a = %x) -> (f32) {
+      %t = arith.addf %a, %x : f32
+      loop.yield %t : f32
+    }
+    "test.use"(%s) : (f32) -> ()
+  } {test.tag = 1}
+  loop.parallel (%i) = (%c0) to (%n) step (%c1) {
+    loop.yield
+  }
+  return
+}
+
+// Three dimensions in generic form read back into the custom one.
+// CHECK-LABEL: func.func @parallel_generic_input(
+// CHECK-NEXT:    loop.parallel (%[[I:.*]], %[[J:.*]], %[[K:.*]]) = (%arg0, %arg0, %arg0) to (%arg1, %arg1, %arg1) step (%arg2, %arg2, %arg2) {
+// CHECK-NEXT:      "test.use"(%[[K]], %[[J]], %[[I]]) : (index, index, index) -> ()
+// CHECK-NEXT:    }
+func.func @parallel_generic_input(%lb: index, %ub: index, %s: index) {
+  "loop.parallel"(%lb, %lb, %lb, %ub, %ub, %ub, %s, %s, %s) <{operandSegmentSizes = array<i32: 3, 3, 3>}> ({
+  ^bb0(%i: index, %j: index, %k: index):
+    "test.use"(%k, %j, %i) : (index, index, index) -> ()
+    "loop.yield"() : () -> ()
+  }) : (index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
