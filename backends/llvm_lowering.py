@@ -1,0 +1,528 @@
+"""irkit IR to LLVM IR: the value map, the op-rule registry, and the rules for functions and
+structured control flow (`func`, `loop`).
+
+A module is translated in two sweeps: every `func.func` is first declared (so calls may
+precede their callee), then each body is lowered op by op. An op's translation is a *rule*:
+a function registered for the op's name with `@lowers("arith.addi", ...)` that receives the
+`FunctionLowering` (builder, value map, helpers) and the LLVM values of the op's operands,
+and returns the LLVM values of its results. Rules for each dialect family live in their own
+module (`llvm_arith`, `llvm_vector`, `llvm_memory`, `llvm_parallel`); an op without a rule is
+a located error naming it.
+
+Calling convention (the C interface; see docs/backend.md). `func.func @f(args) -> results`
+becomes `void f(ARGS..., RESULT_PTRS...)`:
+
+- a scalar argument is passed by value as its ABI type (`llvm_types.abi_scalar`: `i1` as a
+  byte 0/1, odd integer widths widened, `f16` as its 16 bits);
+- a vector argument is a pointer to its elements in row-major order (storage types);
+- a memref argument is a pointer to its descriptor `{T*, T*, i64, [R x i64], [R x i64]}`;
+- each result is written through one pointer appended after the arguments: a scalar or
+  vector to its storage, a memref as a whole descriptor.
+
+Private functions get internal linkage; declarations (no body) are external symbols with the
+same convention. Calls between functions of the module use the same convention (LLVM's
+inliner and SROA remove the result slots).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import llvmlite.ir as ir
+
+from irkit.diagnostics import IRError
+from irkit.ir import Block, Operation, Value
+from irkit.types import FunctionType, MemRefType, Type, VectorType
+from irkit.backends.llvm_types import (
+    I64, PTR, VOID, abi_scalar, byte_size, element_of, error_at, from_abi,
+    from_storage, storage_type, to_abi, to_storage, value_type,
+)
+
+#: op name -> rule(lowering, op, operand values) -> result value(s)
+RULES: dict[str, Callable] = {}
+
+
+def lowers(*names: str):
+    """Register the decorated function as the translation rule of the ops `names`."""
+    def register(fn):
+        for n in names:
+            RULES[n] = fn
+        return fn
+    return register
+
+
+def mangle(t: ir.Type) -> str:
+    """LLVM's suffix for an overloaded intrinsic type: `f32`, `i8`, `v4f32`."""
+    if isinstance(t, ir.VectorType):
+        return f"v{t.count}{mangle(t.element)}"
+    if isinstance(t, ir.IntType):
+        return f"i{t.width}"
+    if isinstance(t, ir.PointerType):
+        return f"p{t.addrspace}"
+    return {ir.HalfType: "f16", ir.FloatType: "f32", ir.DoubleType: "f64"}[type(t)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Signatures
+# ---------------------------------------------------------------------------------------------
+
+
+class Signature:
+    """The C interface of a function type (of a `func.func`, or of a function value called
+    with `func.call_indirect`): irkit types, value types, and the LLVM type."""
+
+    def __init__(self, fn: Operation, ftype: FunctionType | None = None) -> None:
+        if ftype is None:
+            ftype = fn.properties["function_type"].value
+        self.inputs: list[Type] = list(ftype.inputs)
+        self.results: list[Type] = list(ftype.results)
+        self.arg_values = [value_type(t, fn) for t in self.inputs]
+        self.result_values = [value_type(t, fn) for t in self.results]
+        params = [abi_scalar(v) if _by_value(t) else PTR
+                  for t, v in zip(self.inputs, self.arg_values)]
+        self.llvm_type = ir.FunctionType(VOID, params + [PTR] * len(self.results))
+
+
+def _by_value(t: Type) -> bool:
+    return not isinstance(t, (VectorType, MemRefType))
+
+
+# ---------------------------------------------------------------------------------------------
+# The module
+# ---------------------------------------------------------------------------------------------
+
+_LIBM = ("exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt",
+         "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "atan2", "asinh",
+         "acosh", "atanh", "erf", "erfc", "pow", "fabs", "fmod", "ceil", "floor", "round",
+         "roundeven", "trunc", "rint", "nearbyint", "copysign", "fma", "fmax", "fmin",
+         "fmaximum", "fminimum", "fmaximum_num", "fminimum_num", "sincos", "ldexp", "frexp")
+#: C library functions compiled code may call, directly or through LLVM's lowering of
+#: intrinsics (llvm.exp.f32 becomes a call to `expf`): a module function of one of these
+#: names would silently replace the library's
+RESERVED_NAMES = frozenset([n + s for n in _LIBM for s in ("", "f")] +
+                           ["malloc", "free", "memcpy", "memmove", "memset",
+                            "pthread_create", "pthread_join"])
+
+
+class ModuleLowering:
+    """Translates one `builtin.module` of `func.func`s into an `ir.Module`."""
+
+    def __init__(self, module: Operation, name: str = "irkit", threads: int = 1) -> None:
+        if module.name != "builtin.module":
+            raise error_at(module, "cannot be translated to LLVM IR: expected a "
+                                   "'builtin.module'")
+        self.module = module
+        self.llmod = ir.Module(name=name)
+        #: symbol name -> (LLVM function, signature, func.func op)
+        self.functions: dict[str, tuple[ir.Function, Signature, Operation]] = {}
+        #: names of the C-library functions the code calls (checked before JIT linking)
+        self.runtime_symbols: set[str] = set()
+        #: threads an outermost `loop.parallel` runs on (1: sequentially)
+        self.threads = threads
+        self._helpers: dict = {}
+
+    def translate(self) -> ir.Module:
+        body = self.module.regions[0].blocks[0] if self.module.regions[0].blocks else None
+        funcs = []
+        for op in (body.ops if body is not None else ()):
+            if op.name != "func.func":
+                raise error_at(op, "cannot be translated to LLVM IR: only 'func.func' ops "
+                                   "may appear at module level")
+            funcs.append(op)
+        for fn in funcs:
+            self._declare(fn)
+        for fn in funcs:
+            if fn.regions[0].blocks:
+                llfn, sig, _ = self.functions[fn.properties["sym_name"].value]
+                FunctionLowering(self, llfn, fn, sig).lower()
+        return self.llmod
+
+    def _declare(self, fn: Operation) -> None:
+        name = fn.properties["sym_name"].value
+        if fn.regions[0].blocks and name in RESERVED_NAMES:
+            raise error_at(fn, f"defines '@{name}', a C library function the compiled code "
+                               "may call (LLVM lowers math intrinsics to such calls); rename "
+                               "it")
+        sig = Signature(fn)
+        llfn = ir.Function(self.llmod, sig.llvm_type, name=name)
+        vis = fn.properties.get("sym_visibility")
+        if fn.regions[0].blocks:
+            if vis is not None and vis.value == "private":
+                llfn.linkage = "internal"
+            llfn.attributes.add("nounwind")
+        self.functions[name] = (llfn, sig, fn)
+
+    def declare_runtime(self, name: str, fnty: ir.FunctionType, where) -> ir.Function:
+        """The C-library function or intrinsic `name` (declared once). A module function of
+        the same name would be called instead, so that is an error at the op needing it."""
+        g = self.llmod.globals.get(name)
+        if g is None:
+            if not name.startswith("llvm."):
+                self.runtime_symbols.add(name)
+            return ir.Function(self.llmod, fnty, name=name)
+        if name in self.functions:
+            user = self.functions[name][2]
+            raise error_at(where, f"needs the runtime function '{name}', but the module "
+                                  f"defines a function of that name at "
+                                  f"{_where(user)}; rename it")
+        return g
+
+    def unique_name(self, prefix: str) -> str:
+        """`prefix` followed by the first number no global of the module has yet."""
+        n = 0
+        while f"{prefix}{n}" in self.llmod.globals:
+            n += 1
+        return f"{prefix}{n}"
+
+    def helper(self, key, build: Callable[[], ir.Function]) -> ir.Function:
+        """A private helper function of this module (built once per `key`)."""
+        fn = self._helpers.get(key)
+        if fn is None:
+            fn = self._helpers[key] = build()
+        return fn
+
+
+def _where(op: Operation) -> str:
+    flc = getattr(op.location, "file_line_col", None)
+    r = flc() if flc is not None else None
+    return f"{r[0]}:{r[1]}:{r[2]}" if r else f"@{op.properties['sym_name'].value}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Functions
+# ---------------------------------------------------------------------------------------------
+
+
+class FunctionLowering:
+    """The state of one LLVM function's translation: builder, value map and helpers for
+    rules. The function is a `func.func` (`sig` is its signature; `lower` translates it), or
+    a body outlined from an op (`llvm_parallel`), whose creator fills `values` and emits."""
+
+    def __init__(self, ml: ModuleLowering, llfn: ir.Function, where: Operation,
+                 sig: Signature | None = None) -> None:
+        self.ml = ml
+        self.fn = where
+        self.llfn = llfn
+        self.sig = sig
+        # Stack slots go to a block of their own before the code (where mem2reg and SROA look
+        # for them): llvmlite's builders insert at a remembered index, so two builders must
+        # never insert into one block. `finish` links it to the code.
+        self.entry = llfn.append_basic_block("entry")
+        self._allocas = ir.IRBuilder(self.entry)
+        self._start = llfn.append_basic_block("start")
+        self.builder = ir.IRBuilder(self._start)
+        self.values: dict[Value, ir.Value] = {}
+        #: the op being translated (rules' errors point at it)
+        self.op: Operation = where
+        #: inside an outlined parallel body (nested `loop.parallel`s run sequentially)
+        self.in_parallel = False
+
+    def finish(self) -> None:
+        self._allocas.branch(self._start)
+
+    # ----- driving -------------------------------------------------------------------------
+
+    def lower(self) -> None:
+        region = self.fn.regions[0]
+        if len(region.blocks) != 1:
+            raise error_at(self.fn, "cannot be translated to LLVM IR: functions with more "
+                                    "than one block are not supported")
+        b = self.builder
+        block = region.blocks[0]
+        for arg, param, t, vt in zip(block.args, self.llfn.args, self.sig.inputs,
+                                     self.sig.arg_values):
+            if isinstance(t, MemRefType):
+                self.values[arg] = b.load(param, typ=vt)
+            elif isinstance(t, VectorType):
+                self.values[arg] = self.load_elements(param, vt)
+            else:
+                self.values[arg] = from_abi(b, param, vt)
+        self.lower_block(block)
+        self.finish()
+
+    def lower_block(self, block: Block) -> list[ir.Value] | None:
+        """Translate the ops of `block`; a `loop.yield` at its end is not translated but its
+        operands' values are returned, for the parent op to route."""
+        for op in block.ops:
+            if op.name == "loop.yield":
+                return [self.get(v) for v in op.operands]
+            self.lower_op(op)
+        return None
+
+    def lower_op(self, op: Operation) -> None:
+        rule = RULES.get(op.name)
+        if rule is None:
+            raise error_at(op, "cannot be translated to LLVM IR: no lowering for this op in "
+                               "the LLVM backend")
+        self.op = op
+        try:
+            out = rule(self, op, [self.get(v) for v in op.operands])
+        except IRError:
+            raise
+        except Exception as e:     # a bug in a rule: still report it at the op
+            raise error_at(op, f"failed to translate to LLVM IR: {type(e).__name__}: "
+                               f"{e}") from e
+        if out is None:
+            out = []
+        elif isinstance(out, ir.Value):
+            out = [out]
+        for r, v in zip(op.results, out):
+            self.values[r] = v
+
+    def get(self, v: Value) -> ir.Value:
+        return self.values[v]
+
+    def error(self, message: str) -> IRError:
+        return error_at(self.op, message)
+
+    def value_type(self, t: Type) -> ir.Type:
+        return value_type(t, self.op)
+
+    # ----- helpers for rules ----------------------------------------------------------------
+
+    def const(self, t: ir.Type, value) -> ir.Constant:
+        """`value` as a constant of scalar or vector type `t` (a splat for vectors)."""
+        if isinstance(t, ir.VectorType):
+            return ir.Constant(t, [self.const(t.element, value)] * t.count)
+        if isinstance(t, ir.IntType):
+            w = t.width
+            value = int(value) & ((1 << w) - 1)
+            if w > 1 and value >> (w - 1):
+                value -= 1 << w
+            return ir.Constant(t, value)
+        return ir.Constant(t, float(value))
+
+    def alloca(self, t: ir.Type) -> ir.Value:
+        """A stack slot in the entry block."""
+        return self._allocas.alloca(t)
+
+    def intrinsic(self, base: str, ret: ir.Type, args: list[ir.Type],
+                  overloads: list[ir.Type] | None = None) -> ir.Function:
+        """The LLVM intrinsic `llvm.<base>` mangled by `overloads` (default: `ret`)."""
+        over = [ret] if overloads is None else overloads
+        name = "llvm." + base + "".join("." + mangle(t) for t in over)
+        return self.ml.declare_runtime(name, ir.FunctionType(ret, args), self.op)
+
+    def call_intrinsic(self, base: str, args: list[ir.Value], ret: ir.Type | None = None,
+                       overloads: list[ir.Type] | None = None, fastmath=()) -> ir.Value:
+        ret = args[0].type if ret is None else ret
+        fn = self.intrinsic(base, ret, [a.type for a in args], overloads)
+        return self.builder.call(fn, args, fastmath=fastmath)
+
+    def per_lane(self, fn: Callable, *values: ir.Value) -> ir.Value:
+        """`fn` applied to each lane of vector operands (or once to scalars): for functions
+        LLVM has no vector form of, such as C-library calls."""
+        vt = values[0].type
+        if not isinstance(vt, ir.VectorType):
+            return fn(*values)
+        b = self.builder
+        out = None
+        for i in range(vt.count):
+            idx = ir.Constant(ir.IntType(32), i)
+            r = fn(*(b.extract_element(v, idx) for v in values))
+            if out is None:
+                out = ir.Constant(ir.VectorType(r.type, vt.count), None)
+            out = b.insert_element(out, r, idx)
+        return out
+
+    def load_elements(self, ptr: ir.Value, t: ir.Type) -> ir.Value:
+        """A scalar or vector of value type `t` read from its storage at `ptr`."""
+        st = storage_type(t)
+        v = self.builder.load(ptr, typ=st, align=byte_size(element_of(st)))
+        return from_storage(self.builder, v, t)
+
+    def store_elements(self, v: ir.Value, ptr: ir.Value) -> None:
+        s = to_storage(self.builder, v)
+        self.builder.store(s, ptr, align=byte_size(element_of(s.type)))
+
+
+# ---------------------------------------------------------------------------------------------
+# func
+# ---------------------------------------------------------------------------------------------
+
+
+@lowers("func.return")
+def _return(lw: FunctionLowering, op, args):
+    b = lw.builder
+    outs = lw.llfn.args[len(lw.sig.inputs):]
+    for v, ptr, t in zip(args, outs, lw.sig.results):
+        if isinstance(t, MemRefType):
+            b.store(v, ptr)
+        else:
+            lw.store_elements(v, ptr)
+    b.ret_void()
+
+
+@lowers("func.call")
+def _call(lw: FunctionLowering, op, args):
+    name = op.properties["callee"].root
+    entry = lw.ml.functions.get(name)
+    if entry is None:
+        raise lw.error(f"calls '@{name}', which is not a function of this module")
+    callee, sig, _ = entry
+    return emit_call(lw, callee, sig, args)
+
+
+@lowers("func.call_indirect")
+def _call_indirect(lw: FunctionLowering, op, args):
+    """A call through a function pointer (`func.constant`), with the same convention."""
+    sig = Signature(op, op.operands[0].type)
+    fnptr = args[0]
+    return emit_call(lw, fnptr, sig, args[1:], sig.llvm_type)
+
+
+@lowers("func.constant")
+def _func_constant(lw: FunctionLowering, op, args):
+    name = op.properties["value"].root
+    entry = lw.ml.functions.get(name)
+    if entry is None:
+        raise lw.error(f"refers to '@{name}', which is not a function of this module")
+    return lw.builder.bitcast(entry[0], PTR)         # function values are plain pointers
+
+
+def emit_call(lw: FunctionLowering, callee: ir.Value, sig: Signature, args,
+              fnty: ir.FunctionType | None = None) -> list[ir.Value]:
+    """Call `callee` (a function, or a pointer to one of type `fnty`) with the C interface:
+    memrefs and vectors through stack slots, results read back from slots."""
+    b = lw.builder
+    params = []
+    for v, t in zip(args, sig.inputs):
+        if isinstance(t, MemRefType):
+            slot = lw.alloca(v.type)
+            b.store(v, slot)
+            params.append(slot)
+        elif isinstance(t, VectorType):
+            slot = lw.alloca(storage_type(v.type))
+            lw.store_elements(v, slot)
+            params.append(slot)
+        else:
+            params.append(to_abi(b, v))
+    slots = []
+    for t, vt in zip(sig.results, sig.result_values):
+        slots.append(lw.alloca(vt if isinstance(t, MemRefType) else storage_type(vt)))
+    if fnty is not None:
+        # llvmlite reads the signature off the callee's type, so the pointer is retyped as
+        # one to a function of that type (through an integer: llvmlite elides a bitcast
+        # between pointers; LLVM folds the pair away).
+        callee = b.inttoptr(b.ptrtoint(callee, I64), fnty.as_pointer())
+    b.call(callee, params + slots)
+    out = []
+    for slot, t, vt in zip(slots, sig.results, sig.result_values):
+        out.append(b.load(slot, typ=vt) if isinstance(t, MemRefType)
+                   else lw.load_elements(slot, vt))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# loop
+# ---------------------------------------------------------------------------------------------
+
+
+def emit_loop(lw: FunctionLowering, lb: ir.Value, ub: ir.Value, step: ir.Value,
+              inits: list[ir.Value], body: Callable) -> list[ir.Value]:
+    """Emit a counted loop `for iv = lb; iv < ub; iv += step` (signed) carrying `inits`;
+    `body(iv, carried)` emits one iteration at the builder and returns the next carried
+    values. Returns the carried values after the loop (the inits if it never ran).
+
+    The loop is rotated (LLVM's preferred shape: the test at the bottom):
+
+        pre:   br (lb < ub), body, exit
+        body:  iv = phi [lb, pre], [iv + step, latch]; carried = phi [inits], [next]
+               ...
+        latch: br (iv + step < ub), body, exit      (without overflow, see below)
+        exit:  results = phi [inits, pre], [next, latch]
+
+    The interpreter counts with Python integers, so `iv + step` must not wrap where `ub` is
+    near the type's maximum: the next iteration exists iff `ub - iv > step` as unsigned
+    numbers (`iv < ub`, so `ub - iv` is exact as an unsigned value). With step 1 the plain
+    `iv + 1 < ub` is exact and is what LLVM's loop passes recognize best. A step <= 0 is
+    undefined (as in MLIR; the interpreter rejects it).
+    """
+    b = lw.builder
+    fn = lw.llfn
+    pre = b.block
+    body_bb = fn.append_basic_block("loop.body")
+    exit_bb = fn.append_basic_block("loop.exit")
+    b.cbranch(b.icmp_signed("<", lb, ub), body_bb, exit_bb)
+    b.position_at_end(body_bb)
+    iv = b.phi(lb.type)
+    iv.add_incoming(lb, pre)
+    carried = []
+    for init in inits:
+        p = b.phi(init.type)
+        p.add_incoming(init, pre)
+        carried.append(p)
+    nexts = list(body(iv, carried) or [])
+    latch = b.block
+    if isinstance(step, ir.Constant) and step.constant == 1:
+        nxt = b.add(iv, step, flags=["nsw"])
+        more = b.icmp_signed("<", nxt, ub)
+    else:
+        more = b.icmp_unsigned(">", b.sub(ub, iv), step)
+        nxt = b.add(iv, step)
+    b.cbranch(more, body_bb, exit_bb)
+    iv.add_incoming(nxt, latch)
+    for p, y in zip(carried, nexts):
+        p.add_incoming(y, latch)
+    b.position_at_end(exit_bb)
+    out = []
+    for init, y in zip(inits, nexts):
+        p = b.phi(init.type)
+        p.add_incoming(init, pre)
+        p.add_incoming(y, latch)
+        out.append(p)
+    return out
+
+
+def emit_loop_nest(lw: FunctionLowering, lbs, ubs, steps, body: Callable) -> None:
+    """Nested `emit_loop`s, the first dimension outermost; `body(ivs)` emits the innermost
+    iteration."""
+    def level(k: int, ivs: list):
+        if k == len(lbs):
+            body(ivs)
+            return []
+        emit_loop(lw, lbs[k], ubs[k], steps[k], [],
+                  lambda iv, carried: level(k + 1, ivs + [iv]))
+        return []
+    level(0, [])
+
+
+@lowers("loop.for")
+def _for(lw: FunctionLowering, op, args):
+    block = op.regions[0].blocks[0]
+
+    def body(iv, carried):
+        lw.values[block.args[0]] = iv
+        for a, p in zip(block.args[1:], carried):
+            lw.values[a] = p
+        return lw.lower_block(block) or []
+    return emit_loop(lw, args[0], args[1], args[2], list(args[3:]), body)
+
+
+@lowers("loop.if")
+def _if(lw: FunctionLowering, op, args):
+    """`br cond, then, else`; each region's yield feeds a phi in the merge block."""
+    b = lw.builder
+    fn = lw.llfn
+    then_r, else_r = op.regions[0], op.regions[1]
+    then_bb = fn.append_basic_block("if.then")
+    else_bb = fn.append_basic_block("if.else") if else_r.blocks else None
+    merge = fn.append_basic_block("if.end")
+    b.cbranch(args[0], then_bb, else_bb or merge)
+    incoming = []
+    for region, bb in ((then_r, then_bb), (else_r, else_bb)):
+        if bb is None:
+            continue
+        b.position_at_end(bb)
+        values = lw.lower_block(region.blocks[0]) or []
+        incoming.append((values, b.block))
+        b.branch(merge)
+    b.position_at_end(merge)
+    out = []
+    for i, r in enumerate(op.results):
+        p = b.phi(lw.value_type(r.type))
+        for values, bb in incoming:
+            p.add_incoming(values[i], bb)
+        out.append(p)
+    return out
+
