@@ -14,6 +14,7 @@ _ALL = {
     "strip-debuginfo": "strip_debuginfo",
     "graph-raise-control-flow": "graph_raise_control_flow",
     "autodiff": "autodiff",
+    "lower-graph-to-loop": "lower_graph_to_loop",
 }
 
 

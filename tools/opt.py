@@ -283,6 +283,9 @@ def _load_plugin(path: str) -> int:
         sys.stderr.write(f"irkit-opt: error: cannot load pass plugin '{path}'\n")
         return 1
     module = importlib.util.module_from_spec(spec)
+    # Registered before it runs, as `import` does: dataclasses and postponed annotations in
+    # the plugin look their module up in sys.modules.
+    sys.modules[spec.name] = module
     try:
         spec.loader.exec_module(module)
     except OSError as e:

@@ -1,0 +1,22 @@
+"""The op-by-op half of `lower-graph-to-loop` (the pass itself is
+`irkit.passes.lower_graph_to_loop`): the function-level bufferization (`core`) and one
+lowering rule per graph op, in modules that mirror the graph dialect's families:
+
+- `elementwise`: graph_elementwise.py and graph_compare.py, zeros_like, constant;
+- `reduce`: graph_reduce.py, and softmax/log_softmax of graph_loss.py;
+- `linalg`: graph_linalg.py (matmul);
+- `shape`: graph_shape.py (transpose, reshape, broadcast_to, dim);
+- `variables`: graph.read and graph.assign;
+- `nn`: graph_nn.py and graph_nn_grad.py (convolution, pooling, normalization, gradients);
+- `control`: switch and merge (an error: raise them to graph.if first).
+
+Rules register themselves in `core.LOWERINGS` (op name -> rule) when their module is
+imported, which this package does; `irkit-opt --describe graph.add` shows the entry.
+"""
+
+from irkit.passes.lower_graph.core import LOWERINGS, FunctionLowering, LoweringError, lowers
+from irkit.passes.lower_graph import (  # noqa: F401
+    control, elementwise, linalg, nn, reduce, shape, variables,
+)
+
+__all__ = ["LOWERINGS", "FunctionLowering", "LoweringError", "lowers"]

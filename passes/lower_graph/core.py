@@ -1,0 +1,447 @@
+"""The function-level half of `lower-graph-to-loop`: bufferization in destination-passing
+style, and the helpers every op's lowering rule builds on.
+
+One `FunctionLowering` turns one graph function into a loop/memory function:
+
+- **Signature** (the calling convention, docs/lowering.md): each tensor argument becomes a
+  memref argument of the same shape (`?` kept; a 0-d tensor becomes a rank-0 memref), then
+  one output memref per tensor result, then one memref per `graph.variable` the function
+  reads or assigns, in the module's declaration order. Tensor results are gone: the caller
+  allocates the outputs and the function writes them in place. Output arguments carry
+  `{graph.output = k}` (plus the result's old attributes), variable arguments
+  `{graph.variable = "name"}`, so a runtime can bind them by name (the declarations become
+  the module's `graph.variables` attribute, see the pass).
+- **Buffers.** Every tensor value of the old body gets a buffer: an argument, a variable's
+  buffer, an output buffer (a value that is returned is computed straight into its output,
+  the first time it is returned), or a fresh `memory.alloc` whose `?` sizes are read with
+  `memory.dim` from the operands it derives from. Fresh buffers are freed with
+  `memory.dealloc` right after the last op that reads their value (a later memory-planning
+  pass replaces alloc/dealloc pairs by an arena).
+- **Ops** are lowered one at a time, in block order, by the rule registered for their name
+  in `LOWERINGS` (`@lowers("graph.add", ...)`; the family modules next to this one hold the
+  rules). Ops that touch no tensors (`arith` on scalars, say) are copied as they are; any
+  other op is a located error, "no lowering for 'graph.X' yet".
+
+The new body is built in a fresh block while the old one is still intact (rules and the
+liveness analysis read the old ops and their uses); the old block is dropped at the end.
+
+Loop ops are built detached and inserted into their parent only once their body is
+complete, so that what a rule emits "at the top" while it fills a body (a `memory.dim`, a
+hoisted comparison) lands before the loop that uses it, where it dominates.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Callable
+
+from irkit.attributes import (
+    ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, StringAttr, TypeAttr,
+)
+from irkit.builder import Builder
+from irkit.diagnostics import IRError
+from irkit.ir import Block, BlockArgument, Operation, Value
+from irkit.opdef import lookup_op
+from irkit.types import (
+    FloatType, FunctionType, I64, INDEX, IntegerType, MemRefType,
+    RankedTensorType, Type, UnrankedTensorType,
+)
+from irkit.dialects.arith import materialize_constant
+from irkit.dialects.func import ReturnOp
+from irkit.dialects.loop import ForOp, ParallelOp, YieldOp
+from irkit.dialects.memory import AllocOp, CopyOp, DeallocOp, DimOp
+
+#: op name -> rule(lowering, op): lowers `op`, giving each tensor result a buffer
+LOWERINGS: dict[str, Callable[["FunctionLowering", Operation], None]] = {}
+
+
+def lowers(*names: str):
+    """Register the decorated function as the lowering rule of the ops `names`."""
+    def register(fn):
+        for n in names:
+            if n in LOWERINGS:
+                raise ValueError(f"two lowerings for '{n}'")
+            LOWERINGS[n] = fn
+        return fn
+    return register
+
+
+class LoweringError(IRError):
+    """An op or type `lower-graph-to-loop` cannot lower (located at the op)."""
+
+
+def no_lowering(op: Operation, why: str = "") -> LoweringError:
+    return LoweringError(f"no lowering for '{op.name}' yet{': ' + why if why else ''}",
+                         op.location)
+
+
+def is_tensor(t: Type) -> bool:
+    return isinstance(t, (RankedTensorType, UnrankedTensorType))
+
+
+def buffer_type(t: Type, where: Operation) -> MemRefType:
+    """The memref a value of tensor type `t` lives in: same shape and element type."""
+    if not isinstance(t, RankedTensorType):
+        raise LoweringError(f"cannot bufferize {t}: only ranked tensors have a buffer type",
+                            where.location)
+    e = t.element
+    if isinstance(e, IntegerType) and not e.is_signless:
+        raise LoweringError(f"cannot lower {t}: arith works on signless integers only",
+                            where.location)
+    if not isinstance(e, (IntegerType, FloatType)):
+        raise LoweringError(f"cannot lower {t}: unsupported element type", where.location)
+    return MemRefType(t.shape, e)
+
+
+def _touches_tensors(op: Operation) -> bool:
+    return any(is_tensor(v.type) for v in op.operands) or \
+        any(is_tensor(r.type) for r in op.results)
+
+
+class FunctionLowering:
+    """The state of lowering one function: builders, the value -> buffer map, liveness, and
+    the helpers rules use (`buffer`, `dest`, `size`, `constant`, loop nests)."""
+
+    def __init__(self, func: Operation, variables: list[Operation], parallel: bool,
+                 options) -> None:
+        self.func = func
+        self.variables = variables          # graph.variable ops, declaration order
+        self.parallel = parallel
+        self.options = options
+        old_type: FunctionType = func.properties["function_type"].value
+        self.old_type = old_type
+        self.old_block: Block | None = func.regions[0].blocks[0] if func.regions[0].blocks \
+            else None
+        inputs = [buffer_type(t, func) if is_tensor(t) else t for t in old_type.inputs]
+        outs = [buffer_type(t, func) for t in old_type.results if is_tensor(t)]
+        var_types = [buffer_type(v.properties["type"].value, v) for v in variables]
+        self.new_type = FunctionType(inputs + outs + var_types,
+                                     [t for t in old_type.results if not is_tensor(t)])
+        self.entry = Block(self.new_type.inputs)
+        n_in, n_out = len(inputs), len(outs)
+        self.outs = list(self.entry.args[n_in:n_in + n_out])
+        #: variable symbol name -> its buffer argument
+        self.var_buffers = {v.properties["sym_name"].value: a
+                            for v, a in zip(variables, self.entry.args[n_in + n_out:])}
+        #: old value -> new value: buffers for tensors, the copies of everything else
+        self.values: dict[Value, Value] = {}
+        #: graph.dim results (and other 0-d integer tensors known as an index) -> the index
+        self.index_values: dict[Value, Value] = {}
+        #: splat constants -> their scalar value (elementwise rules read it, not the buffer)
+        self.splats: dict[Value, Value] = {}
+        #: value -> the output buffer it is computed into (first return position)
+        self.out_for: dict[Value, Value] = {}
+        #: fresh buffers this function allocated, by the value they hold
+        self.owned: dict[Value, Value] = {}
+        self._consts: dict = {}
+        self._last_const: Operation | None = None
+        self._dims: dict = {}
+        self._units: dict = {}
+        self.b = Builder.at_end(self.entry)
+
+    # ----- the driver ----------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Lower the body (if any) and install the new signature and block."""
+        if self.old_block is not None:
+            self._lower_body()
+        self._install()
+
+    def _lower_body(self) -> None:
+        old = self.old_block
+        if len(self.func.regions[0].blocks) != 1:
+            raise LoweringError("lower-graph-to-loop expects graph functions with one block",
+                                self.func.location)
+        n_in = len(self.old_type.inputs)
+        for a, new in zip(old.args, self.entry.args[:n_in]):
+            self.values[a] = new
+        ops = list(old.ops)
+        position = {op: i for i, op in enumerate(ops)}
+        self.position = position
+        term = old.terminator
+        if term is not None and term.name == "func.return":
+            self._plan_outputs(term)
+        last_use = self._last_uses(ops, position)
+        frees: dict[int, list[Value]] = {}
+        for v, k in last_use.items():
+            frees.setdefault(k, []).append(v)
+        for i, op in enumerate(ops):
+            self.b.location = op.location
+            if op is term and op.name == "func.return":
+                self._lower_return(op, frees.get(i, []))
+                continue
+            self._lower_op(op)
+            self._free(frees.get(i, []))
+
+    def _last_uses(self, ops: list[Operation], position: dict) -> dict[Value, int]:
+        """For each tensor value defined in the block, the position of the last op reading
+        it (its own position when nothing does): where its buffer, if fresh, is freed."""
+        last = {}
+        for i, op in enumerate(ops):
+            if op.regions and any(_touches_tensors(o) or o.name.startswith("graph.")
+                                  for o in op.walk()):
+                raise no_lowering(op, "ops with regions over tensors are not lowered")
+            for r in op.results:
+                if is_tensor(r.type):
+                    users = [position[u] for u in r.users if u in position]
+                    last[r] = max(users, default=i)
+        return last
+
+    def _plan_outputs(self, ret: Operation) -> None:
+        """Destination-passing: a value defined by an op of the body and returned at output k
+        (the first time it is returned) is computed straight into output k."""
+        k = 0
+        for v in ret.operands:
+            if not is_tensor(v.type):
+                continue
+            if not isinstance(v, BlockArgument) and v not in self.out_for:
+                self.out_for[v] = self.outs[k]
+            k += 1
+
+    def _lower_op(self, op: Operation) -> None:
+        rule = LOWERINGS.get(op.name)
+        if rule is not None:
+            rule(self, op)
+            for r in op.results:
+                if is_tensor(r.type) and r not in self.values:
+                    raise LoweringError(f"internal error: the lowering of '{op.name}' gave "
+                                        f"result #{r.index} no buffer", op.location)
+            return
+        if _touches_tensors(op) or op.name.startswith("graph."):
+            raise no_lowering(op)
+        self.b.insert(op.clone(self.values))
+
+    def _lower_return(self, op: Operation, frees: list[Value]) -> None:
+        k = 0
+        scalars = []
+        for v in op.operands:
+            if is_tensor(v.type):
+                src, out = self.buffer(v), self.outs[k]
+                if src is not out:
+                    self.b.create(CopyOp, src, out)
+                k += 1
+            else:
+                scalars.append(self.values.get(v, v))
+        self._free(frees)
+        self.b.create(ReturnOp, scalars, result_types=[])
+
+    def _free(self, values: list[Value]) -> None:
+        for v in values:
+            buf = self.owned.pop(v, None)
+            if buf is not None:
+                self.b.create(DeallocOp, buf)
+
+    def _install(self) -> None:
+        """Replace the old signature and body by the new ones, with argument attributes
+        that say which argument is which (see the module docstring)."""
+        func = self.func
+        old_args = func.properties.get("arg_attrs")
+        old_res = func.properties.get("res_attrs")
+        n_in = len(self.old_type.inputs)
+        arg_attrs = [old_args[i] if old_args is not None else DictionaryAttr({})
+                     for i in range(n_in)]
+        scalar_res = []
+        k = 0
+        for i, t in enumerate(self.old_type.results):
+            res = dict(old_res[i].value) if old_res is not None else {}
+            if is_tensor(t):
+                res["graph.output"] = IntegerAttr(k, I64)
+                arg_attrs.append(DictionaryAttr(res))
+                k += 1
+            else:
+                scalar_res.append(DictionaryAttr(res))
+        for v in self.variables:
+            arg_attrs.append(DictionaryAttr(
+                {"graph.variable": StringAttr(v.properties["sym_name"].value)}))
+        func.properties["function_type"] = TypeAttr(self.new_type)
+        if any(a.value for a in arg_attrs):
+            func.properties["arg_attrs"] = ArrayAttr(arg_attrs)
+        else:
+            func.properties.pop("arg_attrs", None)
+        if any(a.value for a in scalar_res):
+            func.properties["res_attrs"] = ArrayAttr(scalar_res)
+        else:
+            func.properties.pop("res_attrs", None)
+        if self.old_block is None:
+            return
+        region = func.regions[0]
+        region.insert_block(0, self.entry)
+        self.old_block.erase()
+
+    def assigns_to(self, name: str) -> list[Operation]:
+        """The graph.assign ops of the body that write variable `name`."""
+        if not hasattr(self, "_assigns"):
+            self._assigns = {}
+            for op in self.position:
+                if op.name == "graph.assign":
+                    self._assigns.setdefault(op.properties["variable"].root, []).append(op)
+        return self._assigns.get(name, [])
+
+    # ----- buffers ---------------------------------------------------------------------------
+
+    def buffer(self, v: Value) -> Value:
+        """The buffer holding tensor value `v` (or the copy of a non-tensor value)."""
+        b = self.values.get(v)
+        if b is None:
+            raise LoweringError("internal error: a value has no buffer (used before its "
+                                "definition was lowered)", self.b.location)
+        return b
+
+    def define(self, result: Value, buf: Value) -> None:
+        """`result` lives in `buf` (an existing buffer: an argument, a variable's)."""
+        self.values[result] = buf
+
+    def dest(self, result: Value, sizes: list[Value]) -> Value:
+        """The buffer `result` is to be computed into: its output buffer when it is
+        returned, else a fresh one of sizes `sizes` (one index value per axis; only those
+        of `?` axes are read)."""
+        out = self.out_for.get(result)
+        if out is not None:
+            buf = out
+        else:
+            buf = self.temp(buffer_type(result.type, result.owner), sizes)
+            self.owned[result] = buf
+        self.values[result] = buf
+        self._know_sizes(buf, sizes)
+        return buf
+
+    def temp(self, t: MemRefType, sizes: list[Value]) -> Value:
+        """A scratch buffer a rule frees itself (`free`)."""
+        dyn = [s for s, d in zip(sizes, t.shape) if d is None]
+        buf = self.b.create(AllocOp, dyn, result_types=[t]).results[0]
+        self._know_sizes(buf, sizes)
+        return buf
+
+    def _know_sizes(self, buf: Value, sizes: list[Value]) -> None:
+        """Remember `buf`'s `?` sizes as the values it was made with, so that later reads
+        of them need no `memory.dim` (an output's sizes are the caller's, equal to these
+        by the calling convention)."""
+        for a, d in enumerate(buf.type.shape):
+            if d is None:
+                self._dims.setdefault((buf, a), sizes[a])
+
+    def free(self, buf: Value) -> None:
+        self.b.create(DeallocOp, buf)
+
+    def size(self, buf: Value, axis: int) -> Value:
+        """The size of `buf`'s axis as an index: a constant when static, else a
+        `memory.dim` (one per buffer and axis, emitted at the top level)."""
+        d = buf.type.shape[axis]
+        if d is not None:
+            return self.index(d)
+        key = (buf, axis)
+        v = self._dims.get(key)
+        if v is None:
+            v = self.b.create(DimOp, buf, axis=IntegerAttr(axis, I64)).results[0]
+            self._dims[key] = v
+        return v
+
+    def is_unit(self, size: Value) -> Value:
+        """`size == 1` (i1), computed once per size value at the top level: whether an axis
+        of unknown size broadcasts."""
+        v = self._units.get(size)
+        if v is None:
+            from irkit.passes.lower_graph.scalar import Scalars
+            v = Scalars(self, self.b).cmp("eq", size, self.index(1))
+            self._units[size] = v
+        return v
+
+    def sizes(self, buf: Value) -> list[Value]:
+        return [self.size(buf, a) for a in range(buf.type.rank)]
+
+    def index_of(self, v: Value) -> Value:
+        """The value of a 0-d integer tensor (a size operand) as an index."""
+        known = self.index_values.get(v)
+        if known is not None:
+            return known
+        from irkit.dialects.memory import LoadOp
+        x = self.b.create(LoadOp, self.buffer(v), []).results[0]
+        return emit(self.b, "arith.index_cast", x, type=INDEX)
+
+    # ----- constants -------------------------------------------------------------------------
+
+    def constant(self, value, t: Type) -> Value:
+        """A scalar constant, made once per function at the top of the entry block (so it
+        dominates every use, in loops too)."""
+        if isinstance(t, FloatType):
+            attr = FloatAttr(float(value), t)
+            key = (t, "f", struct.pack("<d", float(value)))     # -0.0 and NaN are keys too
+        else:
+            attr = IntegerAttr(int(value), t)
+            key = (t, "i", int(value))
+        v = self._consts.get(key)
+        if v is None:
+            op = materialize_constant(attr, t)
+            op.location = self.func.location
+            if self._last_const is None:
+                self.entry.insert_before(self.entry.first, op)
+            else:
+                self.entry.insert_after(self._last_const, op)
+            self._last_const = op
+            v = op.results[0]
+            self._consts[key] = v
+        return v
+
+    def index(self, n: int) -> Value:
+        return self.constant(n, INDEX)
+
+    # ----- loop nests ------------------------------------------------------------------------
+
+    def parallel_nest(self, sizes: list[Value], body: Callable[[Builder, list], None],
+                      b: Builder | None = None) -> None:
+        """Run `body(builder, ivs)` once per point of `sizes` (independent iterations): a
+        `loop.parallel` over all of them (`loop.for`s with `parallel=false`); no loop for
+        an empty list."""
+        b = b or self.b
+        if not sizes:
+            body(b, [])
+            return
+        if not self.parallel:
+            self.for_nest(sizes, [], lambda ib, ivs, accs: body(ib, ivs) or [], b)
+            return
+        n = len(sizes)
+        zero, one = self.index(0), self.index(1)
+        op = ParallelOp.build([zero] * n, list(sizes), [one] * n, result_types=[], regions=1,
+                              location=b.location)
+        block = Block([INDEX] * n)
+        op.regions[0].add_block(block)
+        inner = Builder.at_end(block)
+        inner.location = b.location
+        body(inner, list(block.args))
+        inner.create(YieldOp, [], result_types=[])
+        b.insert(op)
+
+    def for_nest(self, sizes: list[Value], inits: list[Value],
+                 body: Callable[[Builder, list, list], list],
+                 b: Builder | None = None) -> list[Value]:
+        """Nested `loop.for`s over `sizes` carrying `inits` through every level:
+        `body(builder, ivs, carried) -> next carried`; returns the final carried values."""
+        b = b or self.b
+        zero, one = self.index(0), self.index(1)
+
+        def level(outer: Builder, k: int, ivs: list, carried: list) -> list:
+            if k == len(sizes):
+                return list(body(outer, ivs, carried))
+            op = ForOp.build(zero, sizes[k], one, list(carried),
+                             result_types=[c.type for c in carried], regions=1,
+                             location=outer.location)
+            block = Block([INDEX] + [c.type for c in carried])
+            op.regions[0].add_block(block)
+            inner = Builder.at_end(block)
+            inner.location = outer.location
+            nxt = level(inner, k + 1, ivs + [block.args[0]], list(block.args[1:]))
+            inner.create(YieldOp, nxt, result_types=[])
+            outer.insert(op)
+            return list(op.results)
+
+        return level(b, 0, [], list(inits))
+
+
+def emit(b: Builder, name: str, *operands: Value, type: Type | None = None,
+         **props) -> Value:
+    """Build op `name` (registered) at `b` and return its single result; `type` is the
+    result type when the op cannot infer it (casts)."""
+    cls = lookup_op(name)
+    op = b.create(cls, *operands, result_types=[type] if type is not None else None, **props)
+    return op.results[0]
+

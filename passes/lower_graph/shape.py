@@ -1,0 +1,117 @@
+"""Lowerings of the shape ops (graph_shape.py): transpose, reshape, broadcast_to, dim.
+
+- transpose: a parallel copy, result element `i` read at `x[i permuted back]` (result axis
+  k is x's axis perm[k]).
+- reshape: a parallel copy in row-major order: each result index is linearized over the
+  result's sizes and delinearized over x's (`divui`/`remui` on indices). A reshape is a view
+  in MLIR (`memref.expand_shape`/`collapse_shape`); the memory dialect has no such op yet,
+  so it copies (docs/lowering.md lists the view as remaining work).
+- broadcast_to: a parallel copy, x read as an elementwise operand is (`Broadcast`).
+- dim: the size as a 0-d i64 buffer; the index is also remembered, so that size operands of
+  reshape and broadcast_to use it without a trip through memory.
+
+Run-time sizes come from `memory.dim` of x, or from the `sizes` operands (0-d integer
+tensors) where the op's `shape` has a -1.
+"""
+
+from __future__ import annotations
+
+from irkit.builder import Builder
+from irkit.ir import Operation, Value
+from irkit.types import I64
+from irkit.dialects.graph import TensorSpec
+from irkit.dialects.graph_shape import _axis, full_perm
+from irkit.passes.lower_graph.core import FunctionLowering, lowers
+from irkit.passes.lower_graph.elementwise import Broadcast, load, store
+from irkit.passes.lower_graph.scalar import Scalars
+
+
+@lowers("graph.transpose")
+def lower_transpose(lw: FunctionLowering, op: Operation) -> None:
+    x = lw.buffer(op.operands[0])
+    perm = full_perm(op.props()["perm"], x.type.rank)
+    xs = lw.sizes(x)
+    sizes = [xs[p] for p in perm]
+    out = lw.dest(op.results[0], sizes)
+
+    def body(b: Builder, ivs: list[Value]) -> None:
+        idx = [None] * len(perm)
+        for k, p in enumerate(perm):            # result axis k is x's axis p
+            idx[p] = ivs[k]
+        store(b, load(b, x, idx), out, ivs)
+
+    lw.parallel_nest(sizes, body)
+
+
+def _target_sizes(lw: FunctionLowering, op: Operation, x: Value) -> list[Value]:
+    """The result sizes of a reshape or broadcast_to: static ones from the result type, a
+    -1 entry of `shape` from the next `sizes` operand, and (reshape without `sizes`) the one
+    -1 as x's element count divided by the other entries."""
+    shape = op.props()["shape"]
+    rtype = op.results[0].type.shape
+    size_operands = iter(op.operands[1:])
+    given = [lw.index_of(next(size_operands)) if d == -1 and len(op.operands) > 1 else None
+             for d in shape]
+    out = []
+    for i, d in enumerate(shape):
+        if rtype[i] is not None:
+            out.append(lw.index(rtype[i]))
+        elif given[i] is not None:
+            out.append(given[i])
+        elif d != -1:
+            out.append(lw.index(d))
+        else:                                   # the inferred -1 of a reshape
+            s = Scalars(lw, lw.b)
+            total = lw.index(1)
+            for a in range(x.type.rank):
+                total = s.mul(total, lw.size(x, a))
+            known = 1
+            for e in shape:
+                known *= e if e != -1 else 1
+            out.append(s.op("arith.divui", total, lw.index(known)))
+    return out
+
+
+@lowers("graph.reshape")
+def lower_reshape(lw: FunctionLowering, op: Operation) -> None:
+    x = lw.buffer(op.operands[0])
+    sizes = _target_sizes(lw, op, x)
+    xs = lw.sizes(x)
+    out = lw.dest(op.results[0], sizes)
+
+    def body(b: Builder, ivs: list[Value]) -> None:
+        s = Scalars(lw, b)
+        linear = lw.index(0)
+        for iv, n in zip(ivs, sizes):           # row-major position of the result element
+            linear = s.add(s.mul(linear, n), iv) if linear is not lw.index(0) else iv
+        idx = []
+        for a in reversed(range(len(xs))):      # x's index, last axis first
+            if a == 0:
+                idx.append(linear)
+            else:
+                idx.append(s.op("arith.remui", linear, xs[a]))
+                linear = s.op("arith.divui", linear, xs[a])
+        store(b, load(b, x, idx[::-1]), out, ivs)
+
+    lw.parallel_nest(sizes, body)
+
+
+@lowers("graph.broadcast_to")
+def lower_broadcast_to(lw: FunctionLowering, op: Operation) -> None:
+    x = lw.buffer(op.operands[0])
+    sizes = _target_sizes(lw, op, x)
+    shape = op.results[0].type.shape
+    read = Broadcast(lw, x, shape, sizes=sizes)
+    out = lw.dest(op.results[0], sizes)
+    lw.parallel_nest(sizes, lambda b, ivs: store(b, read.load(b, ivs), out, ivs))
+
+
+@lowers("graph.dim")
+def lower_dim(lw: FunctionLowering, op: Operation) -> None:
+    x = op.operands[0]
+    axis = _axis(op.props()["axis"], TensorSpec.of(x.type))
+    n = lw.size(lw.buffer(x), axis)
+    result = op.results[0]
+    lw.index_values[result] = n
+    out = lw.dest(result, [])
+    store(lw.b, Scalars(lw, lw.b).cast(n, I64), out, [])
