@@ -8,6 +8,8 @@ lowering rule per graph op, in modules that mirror the graph dialect's families:
 - `shape`: graph_shape.py (transpose, reshape, broadcast_to, dim);
 - `variables`: graph.read and graph.assign;
 - `nn`: graph_nn.py and graph_nn_grad.py (convolution, pooling, normalization, gradients);
+- `loss`: cross_entropy and mse; `indexing`: one_hot, gather, scatter_add; `slicing`:
+  slice, insert_slice, concat, split;
 - `control`: switch and merge (an error: raise them to graph.if first).
 
 Rules register themselves in `core.LOWERINGS` (op name -> rule) when their module is
@@ -16,7 +18,7 @@ imported, which this package does; `irkit-opt --describe graph.add` shows the en
 
 from irkit.passes.lower_graph.core import LOWERINGS, FunctionLowering, LoweringError, lowers
 from irkit.passes.lower_graph import (  # noqa: F401
-    control, elementwise, linalg, nn, reduce, shape, variables,
+    control, elementwise, indexing, linalg, loss, nn, reduce, shape, slicing, variables,
 )
 
 __all__ = ["LOWERINGS", "FunctionLowering", "LoweringError", "lowers"]

@@ -16,22 +16,6 @@ func.func @cond(%p: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @slice(%x: tensor<?x4xf32>) -> tensor<?x2xf32> {
-  // expected-error @+1 {{no lowering for 'graph.slice' yet}}
-  %0 = graph.slice %x {starts = array<i64: 0, 0>, stops = array<i64: 9223372036854775807, 2>, steps = array<i64: 1, 1>} : (tensor<?x4xf32>) -> tensor<?x2xf32>
-  return %0 : tensor<?x2xf32>
-}
-
-// -----
-
-func.func @loss(%x: tensor<?x10xf32>, %y: tensor<?xi64>) -> tensor<f32> {
-  // expected-error @+1 {{no lowering for 'graph.cross_entropy' yet}}
-  %0 = graph.cross_entropy %x, %y : (tensor<?x10xf32>, tensor<?xi64>) -> tensor<f32>
-  return %0 : tensor<f32>
-}
-
-// -----
-
 func.func @callee(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %x : tensor<2xf32>
 }
