@@ -9,7 +9,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 __all__ = ["parse_module", "parse_type", "parse_attribute", "print_op", "verify", "interpret",
-           "load_model", "Model", "IRError", "ParseError", "VerifyError"]
+           "load_model", "load", "Model", "IRError", "ParseError", "VerifyError"]
 
 
 def __getattr__(name):
@@ -25,7 +25,7 @@ def __getattr__(name):
     if name == "interpret":
         from irkit.interpreter import interpret
         return interpret
-    if name in ("load_model", "Model"):
+    if name in ("load_model", "load", "Model"):
         from irkit import model
         return getattr(model, name)
     if name in ("IRError", "ParseError", "VerifyError"):

@@ -164,6 +164,10 @@ def expand_derivatives(module: Operation) -> Operation:
     return module
 
 
+#: the engines a Model runs on: the reference interpreter, or code compiled in process
+ENGINES = ("interpreter", "jit")
+
+
 def _has_derivatives(module: Operation) -> bool:
     return any(op.name.startswith("autodiff.") for op in module.walk())
 
@@ -174,14 +178,25 @@ class Model:
     A module that still holds derivative requests is copied and the copy expanded (the
     caller's module is left as it was); `load_model` expands the module it compiled."""
 
-    def __init__(self, module: Operation, engine: str = "interpreter") -> None:
+    def __init__(self, module: Operation, engine: str = "interpreter", *,
+                 opt_level: int = 2) -> None:
         from irkit.symbols import lookup_symbol_in, symbol_name
-        if engine != "interpreter":
-            raise ValueError(f"unknown engine {engine!r}; available: 'interpreter'")
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}; available: "
+                             f"{', '.join(repr(e) for e in ENGINES)}")
+        if engine == "jit":
+            from irkit.runtime import CompiledRunner, lower_model_with_graph
+            graph, lowered = lower_model_with_graph(module)
+            self._init_compiled(symbol_name(module) or "model",
+                                CompiledRunner.jit(lowered, opt_level=opt_level, graph=graph),
+                                engine)
+            self.module = module
+            return
         if _has_derivatives(module):
             module = expand_derivatives(module.clone())
         self.module = module
         self.engine = engine
+        self._runner = None
         self.name = symbol_name(module) or "model"
         fn = lookup_symbol_in(module, "forward")
         if fn is None or fn.name != "func.func":
@@ -201,6 +216,54 @@ class Model:
                 types[op.var_name] = (t.shape, numpy_dtype(t.element))
         self.variables = Variables(store, types)
 
+    def _init_compiled(self, name: str, runner, engine: str) -> None:
+        """The compiled engines: `runner` (`irkit.runtime.CompiledRunner`) calls the code;
+        the variables' storage is one numpy array per variable, owned here and initialized
+        from the lowered module's `graph.variables` as dev mode initializes them."""
+        from irkit.runtime import contiguous, variable_specs
+        self.name = name
+        self.engine = engine
+        self._runner = runner
+        self.module = runner.module
+        if "forward" not in runner.entries:
+            raise ValueError(f"model {name!r} has no function @forward")
+        self._forward = "forward"
+        self._train_step = "train_step" if "train_step" in runner.entries else None
+        self.inputs = runner.entries["forward"].inputs
+        self.outputs = runner.entries["forward"].output_names
+        store, types = {}, {}
+        for vname, shape, dtype, value in variable_specs(runner.module):
+            store[vname] = contiguous(np.asarray(value))
+            types[vname] = (shape, dtype)
+        self._state = {"graph.variables": store}
+        self.variables = Variables(store, types)
+
+    @classmethod
+    def from_runner(cls, name: str, runner, engine: str) -> "Model":
+        """A model over already compiled code (`irkit.runtime.load_library`)."""
+        self = cls.__new__(cls)
+        self._init_compiled(name, runner, engine)
+        return self
+
+    def save(self, path: str | Path) -> None:
+        """Write every variable (params and optimizer state) to an `.npz` file."""
+        np.savez(path, **{n: np.asarray(self.variables[n]) for n in self.variables})
+
+    def restore(self, path: str | Path) -> None:
+        """Read the variables written by `save` (any engine); every variable must be there
+        with its shape, and no other array."""
+        with np.load(path) as data:
+            names = set(data.files)
+            missing = [n for n in self.variables if n not in names]
+            unknown = sorted(names - set(self.variables))
+            if missing or unknown:
+                raise ValueError(f"{path}: does not match model {self.name!r}: "
+                                 + "; ".join(p for p in (
+                                     missing and f"missing {', '.join(missing)}",
+                                     unknown and f"unknown {', '.join(unknown)}") if p))
+            for n in self.variables:
+                self.variables[n] = data[n]
+
     def forward(self, **inputs) -> dict:
         """Run `@forward`: a dict from output name to numpy array."""
         return self._run(self._forward, inputs, self.outputs)
@@ -217,9 +280,13 @@ class Model:
         if self._train_step is None:
             raise ValueError(f"model {self.name!r} has no train clause: add `train LOSS with "
                              f"OPTIMIZER(...)` to give it a train_step")
+        if self._runner is not None:
+            return self._run(self._train_step, batch, None)
         return self._run(self._train_step, batch, _result_names(self._train_step))
 
-    def _run(self, fn: Operation, given: dict, names: list[str]) -> dict:
+    def _run(self, fn, given: dict, names: list[str] | None) -> dict:
+        if self._runner is not None:
+            return self._runner.run(fn, self.name, given, self._state["graph.variables"])
         from irkit.interpreter import Interpreter, to_value
         fn_name = f"{self.name}.{fn.properties['sym_name'].value}"
         arrays = check_inputs(_arg_specs(fn), given, fn_name)
@@ -235,11 +302,13 @@ class Model:
 
 
 def load_model(path: str | Path, model: str | None = None,
-               engine: str = "interpreter") -> Model:
+               engine: str = "interpreter", opt_level: int = 2) -> Model:
     """Compile a `.irk` file and return one of its models, ready to run: its derivative
     requests expanded into graph ops (`DERIVATIVES_PIPELINE`) for the interpreter.
 
-    `model` may be left out when the file defines exactly one model.
+    `model` may be left out when the file defines exactly one model. `engine="jit"` lowers
+    the model to loops and compiles it in process (`opt_level` 0..3); the result has the same
+    API.
     """
     from irkit.dsl import compile_file, model_modules
     top = compile_file(str(path))
@@ -253,4 +322,11 @@ def load_model(path: str | Path, model: str | None = None,
         raise ValueError(f"{path} has no model {model!r} (models: {', '.join(models)})")
     if engine == "interpreter":
         expand_derivatives(models[model])
-    return Model(models[model], engine)
+    return Model(models[model], engine, opt_level=opt_level)
+
+
+def load(path: str | Path, model: str | None = None) -> Model:
+    """A model of a shared library built by `irkit-compile model.irk -o model.so`, called
+    through ctypes; its metadata is read from the sidecar `model.so.json`."""
+    from irkit.runtime import load_library
+    return load_library(path, model)

@@ -4,9 +4,19 @@
     irkit-compile model.irk --emit=graph --model mlp   # one model's nested module only
     irkit-compile model.irk --emit=graph -o model.mlir
     irkit-compile model.irk --emit=autodiff            # backward graphs built, simplified
+    irkit-compile model.irk --emit=loop                # lowered to loops over memrefs
+    irkit-compile model.irk --emit=llvm -O3            # optimized LLVM IR (-O0..-O3, default -O2)
+    irkit-compile model.irk --emit=asm                 # host assembly
+    irkit-compile model.irk --emit=obj -o model.o      # object file (never to a terminal)
+    irkit-compile model.irk -o model.so                # shared library + model.h + model.so.json
+    irkit-compile model.irk --emit=loop --mlir-timing --mlir-print-ir-after-all
 
-Each `--emit` stage is one row of `EMITTERS`: a function from the compiled top-level module
-to the op to print. Later stages (loops, LLVM...) add rows; the driver stays the same.
+Each IR `--emit` stage is one row of `EMITTERS`: a function from the compiled top-level module
+(and the pass manager options) to the op to print. The machine-code stages (`llvm`, `asm`,
+`obj`, and `-o *.so`) compile one flat module of every model's lowered functions, each
+renamed `<model>_<function>` so that several models share one library (irkit.runtime).
+The passes run through irkit-opt's pass manager (`tools/opt.build_pass_manager`), so
+`--mlir-timing` and the `--mlir-print-ir-*` flags behave as there.
 Errors (DSL or pass failures) are printed as located diagnostics on stderr, exit code 1; bad
 command-line usage exits with 2.
 """
@@ -16,76 +26,205 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 
-def emit_graph(module):
+def emit_graph(module, args=None):
     """The DSL's own output: the graph dialect, one nested module per model. Derivatives
     are still requests here (`autodiff.grad` from `grad` and `train` clauses)."""
     return module
 
 
-def emit_autodiff(module):
+def emit_autodiff(module, args=None):
     """The graph dialect after the `autodiff` pass, then `canonicalize,cse` (the pipeline
     `irkit.model` runs before interpreting): every `autodiff.grad` replaced by the backward
     graph it stands for, the seeds' multiplications by one folded, shared work shared."""
-    from irkit.model import expand_derivatives
-    return expand_derivatives(module)
+    from irkit.model import DERIVATIVES_PIPELINE
+    _pass_manager(args, DERIVATIVES_PIPELINE).run(module)
+    return module
 
 
-#: --emit stage -> function(top-level graph module) -> op to print
+def emit_loop(module, args=None):
+    """The loop/memory module: `autodiff,canonicalize,cse`, then `lower-graph-to-loop` and
+    `canonicalize,cse` again: every graph function a function over memrefs (the calling
+    convention of docs/lowering.md), the variables a `graph.variables` module attribute."""
+    from irkit.runtime import DERIVATIVES_PIPELINE, LOWERING_PIPELINE
+    _pass_manager(args, f"{DERIVATIVES_PIPELINE},{LOWERING_PIPELINE}").run(module)
+    return module
+
+
+def _pass_manager(args, pipeline: str):
+    """irkit-opt's pass manager for `pipeline`, with this command line's instrumentation
+    (`--mlir-print-ir-*`; `--mlir-timing` is added by `run`)."""
+    from irkit.tools.opt import build_arg_parser as opt_parser, build_pass_manager
+    ns = opt_parser().parse_args([])
+    ns.flat = pipeline
+    if args is not None:
+        for key in ("mlir_print_ir_after_all", "mlir_print_ir_before_all",
+                    "mlir_print_ir_after", "mlir_print_ir_before",
+                    "mlir_print_ir_after_failure", "mlir_print_ir_module_scope",
+                    "mlir_print_op_generic", "mlir_print_debuginfo"):
+            setattr(ns, key, getattr(args, key))
+    pm = build_pass_manager(ns)
+    if args is not None and getattr(args, "timing", None) is not None:
+        pm.add_instrumentation(args.timing)
+    return pm
+
+
+#: --emit stage -> function(top-level graph module, args) -> op to print
 EMITTERS = {
     "graph": emit_graph,
     "autodiff": emit_autodiff,
+    "loop": emit_loop,
 }
+
+#: --emit stages that produce machine code (or LLVM IR) from the lowered models
+BINARY_STAGES = ("llvm", "asm", "obj")
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="irkit-compile", allow_abbrev=False,
-                                 description="Compile a model file (.irk) and print one stage "
-                                             "of its lowering.")
+                                 description="Compile a model file (.irk): print one stage "
+                                             "of its lowering, or link a shared library.")
     ap.add_argument("input", help="the .irk file ('-' for stdin)")
-    ap.add_argument("--emit", default="graph", choices=list(EMITTERS),
-                    help="the stage to print (default: graph)")
+    ap.add_argument("--emit", default=None, choices=[*EMITTERS, *BINARY_STAGES],
+                    help="the stage to print (default: graph; with -o NAME.so: a shared "
+                         "library)")
     ap.add_argument("--model", default=None, metavar="NAME",
-                    help="print only this model's module")
-    ap.add_argument("-o", dest="output", default="-", help="output file ('-' for stdout)")
+                    help="only this model")
+    ap.add_argument("-o", dest="output", default="-",
+                    help="output file ('-' for stdout); NAME.so links a shared library and "
+                         "writes NAME.h and NAME.so.json next to it")
+    ap.add_argument("-O", dest="opt_level", type=int, default=2, choices=[0, 1, 2, 3],
+                    metavar="N", help="LLVM optimization level, -O0..-O3 (default -O2)")
     ap.add_argument("--mlir-print-debuginfo", action="store_true",
                     help="print the DSL location of every op")
     ap.add_argument("--mlir-print-op-generic", action="store_true",
                     help="print every op in generic form")
+    inst = ap.add_argument_group("instrumentation (as in irkit-opt)")
+    inst.add_argument("--mlir-timing", action="store_true",
+                      help="report the wall time of each pass and backend step on stderr")
+    inst.add_argument("--mlir-print-ir-after-all", "--print-ir-after-all",
+                      dest="mlir_print_ir_after_all", action="store_true")
+    inst.add_argument("--mlir-print-ir-before-all", "--print-ir-before-all",
+                      dest="mlir_print_ir_before_all", action="store_true")
+    inst.add_argument("--mlir-print-ir-after", action="append", default=[], metavar="PASS")
+    inst.add_argument("--mlir-print-ir-before", action="append", default=[], metavar="PASS")
+    inst.add_argument("--mlir-print-ir-after-failure", action="store_true")
+    inst.add_argument("--mlir-print-ir-module-scope", action="store_true")
     return ap
+
+
+def _is_library(path: str) -> bool:
+    return path.endswith((".so", ".dylib", ".dll"))
+
+
+def _select_models(top, args, filename: str) -> dict | None:
+    from irkit.dsl import model_modules
+    models = model_modules(top)
+    if args.model is None:
+        return models
+    if args.model not in models:
+        sys.stderr.write(f"irkit-compile: error: no model '{args.model}' in "
+                         f"{filename} (models: {', '.join(models)})\n")
+        return None
+    return {args.model: models[args.model]}
+
+
+def _compile_machine(top, args, filename: str) -> int:
+    """`--emit=llvm|asm|obj` and `-o NAME.so`: lower every selected model, then one flat
+    module of `<model>_<function>` symbols through the LLVM backend."""
+    from irkit.backends import llvm_cpu
+    from irkit.runtime import (LOWERING_PIPELINE, flat_module, lower_model_with_graph,
+                               write_library)
+    emit_autodiff(top, args)
+    models = _select_models(top, args, filename)
+    if models is None:
+        return 1
+    pairs = {name: lower_model_with_graph(mod, pm=_pass_manager(args, LOWERING_PIPELINE))
+             for name, mod in models.items()}
+    lowered = {name: p[1] for name, p in pairs.items()}
+    t0 = time.perf_counter()
+    if args.emit is None:                                   # -o NAME.so
+        write_library(lowered, args.output, opt_level=args.opt_level,
+                      graphs={name: p[0] for name, p in pairs.items()})
+        what = "Backend (object, link, header)"
+    else:
+        flat = flat_module(lowered)
+        if args.emit == "llvm":
+            data = llvm_cpu.emit_llvm_ir(flat, opt_level=args.opt_level)
+        elif args.emit == "asm":
+            data = llvm_cpu.emit_assembly(flat, opt_level=args.opt_level)
+        else:
+            data = llvm_cpu.emit_object(flat, opt_level=args.opt_level)
+        what = f"Backend ({args.emit})"
+        if isinstance(data, bytes):
+            if args.output == "-":
+                if sys.stdout.isatty():
+                    sys.stderr.write("irkit-compile: error: refusing to write an object file "
+                                     "to a terminal; use -o FILE.o or redirect stdout\n")
+                    return 1
+                sys.stdout.flush()
+                sys.stdout.buffer.write(data)
+                sys.stdout.buffer.flush()
+            else:
+                with open(args.output, "wb") as f:
+                    f.write(data)
+        else:
+            _write_text(args.output, data)
+    if args.timing is not None:
+        args.timing.add_phase(what, time.perf_counter() - t0)
+    return 0
+
+
+def _write_text(path: str, text: str) -> None:
+    text = text if text.endswith("\n") else text + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+    else:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
 
 
 def run(args) -> int:
     from irkit.diagnostics import IRError
-    from irkit.dsl import compile_source, model_modules
+    from irkit.dsl import compile_source
+    from irkit.pass_manager import Timing
     from irkit.printer import print_op
     from irkit.tools.opt import read_input
+    args.timing = Timing() if args.mlir_timing else None
+    if args.emit is None and not _is_library(args.output):
+        args.emit = "graph"
     source = read_input("irkit-compile", args.input)
     if source is None:
         return 1
     text, filename = source
     try:
-        module = EMITTERS[args.emit](compile_source(text, filename))
+        t0 = time.perf_counter()
+        top = compile_source(text, filename)
+        if args.timing is not None:
+            args.timing.add_phase("Parser (DSL)", time.perf_counter() - t0)
+        if args.emit is None or args.emit in BINARY_STAGES:
+            status = _compile_machine(top, args, filename)
+        else:
+            module = EMITTERS[args.emit](top, args)
+            models = _select_models(module, args, filename) if args.model else None
+            if args.model is not None and models is None:
+                return 1
+            op = models[args.model] if models else module
+            _write_text(args.output, print_op(op, generic=args.mlir_print_op_generic,
+                                              debuginfo=args.mlir_print_debuginfo))
+            status = 0
     except IRError as e:
         sys.stderr.write(e.render() + "\n")
         return 1
-    op = module
-    if args.model is not None:
-        models = model_modules(module)
-        if args.model not in models:
-            sys.stderr.write(f"irkit-compile: error: no model '{args.model}' in "
-                             f"{filename} (models: {', '.join(models)})\n")
-            return 1
-        op = models[args.model]
-    text = print_op(op, generic=args.mlir_print_op_generic, debuginfo=args.mlir_print_debuginfo)
-    text = text if text.endswith("\n") else text + "\n"
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    return 0
+    except OSError as e:
+        sys.stderr.write(f"irkit-compile: error: cannot write '{args.output}': "
+                         f"{e.strerror}\n")
+        return 1
+    if args.timing is not None:
+        sys.stderr.write(args.timing.report())
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:

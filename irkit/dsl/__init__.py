@@ -15,13 +15,18 @@ from __future__ import annotations
 
 from irkit.dsl.syntax import DSLError, DSLSyntaxError
 
-__all__ = ["compile_source", "compile_file", "find_model", "model_modules", "DSLError", "DSLSyntaxError"]
+__all__ = ["compile_source", "compile_file", "find_model", "model_modules", "DSLError",
+           "DSLSyntaxError"]
 
 
 def compile_source(text: str, filename: str = "<string>"):
     """Compile DSL text to the verified top-level module; raise a located `DSLError`."""
     from irkit.attributes import FileLineColLoc
     from irkit.diagnostics import SOURCES
+    from irkit.dialects import register_all
+    # The DSL builds ops without the parser, which is what makes the lazily loaded dialects
+    # known; passes later create ops of any dialect by name (math.isfinite when lowering).
+    register_all()
     from irkit.dsl.lower import Lowering
     from irkit.dsl.syntax import parse_program
     from irkit.verifier import verify

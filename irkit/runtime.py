@@ -1,0 +1,621 @@
+"""Compiled models: the graph module lowered to loops, compiled by the LLVM backend, and run
+from Python (`engine="jit"`, in process) or exported as a shared library with a C header.
+
+    lowered = lower_model(model_module)          # loop/memory IR, self-describing (below)
+    runner = CompiledRunner.jit(lowered)         # MCJIT
+    write_library(top, "model.so")               # model.so + model.h + model.so.json
+
+The lowered module describes its own calling convention (docs/lowering.md): a function's
+arguments are its inputs (`graph.name`, `graph.dims`), its outputs (`graph.output = k`) and the
+variables it touches (`graph.variable = "w"`); the module attribute `graph.variables` lists the
+variables with their initializers. This module adds one thing the runtime needs: a
+`graph.dims` attribute on each output argument, the output's shape in terms of the inputs'
+symbolic dims (`["N", 10]`), derived from the graph function by `output_dims` (the graph
+ops' own shape functions, `infer`, run on symbolic dims); the C header documents it. To
+allocate outputs, the runtime runs the same shape functions on the inputs' actual sizes over
+the graph function (`concrete_output_shapes`, cached per input shapes: exact also where the
+symbolic pass gives up, as for `x[:, 0]` of a `?` axis), falling back to `graph.dims` when
+it has no graph function. An output whose shape neither derives is a clear ValueError.
+
+A shared library's metadata is a sidecar JSON file next to it (`model.so.json`): per model,
+the lowered module's text (function symbols renamed `<model>_<function>`) and the graph
+module's text (for the shape functions), from which `load_library` rebuilds the same runner
+the JIT uses. JSON rather than IR embedded in the
+library keeps the library a plain C artifact and the metadata readable with any tool.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from irkit.ir import Operation
+
+#: the passes between the graph module and the loop/memory module
+DERIVATIVES_PIPELINE = "autodiff,canonicalize,cse"
+LOWERING_PIPELINE = "lower-graph-to-loop,canonicalize,cse"
+
+
+# ---------------------------------------------------------------------------------------------
+# Output shapes
+# ---------------------------------------------------------------------------------------------
+
+
+def _infer_symbolic(op: Operation, dims) -> dict | None:
+    """result index -> symbolic shape, by the graph op's own shape function (`infer`, which
+    computes with the DSL's symbolic dims), or None where the op has none or it fails."""
+    infer = getattr(type(op), "infer", None)
+    if infer is None or not hasattr(op, "props"):
+        return None
+    from irkit.types import RankedTensorType
+    try:
+        from irkit.dialects.graph import TensorSpec
+        specs = [TensorSpec(tuple(dims(v)), v.type.element) for v in op.operands
+                 if isinstance(v.type, RankedTensorType)]
+        if len(specs) != len(op.operands):
+            return None
+        out = infer(specs, op.props())
+    except Exception:           # no shape function, or one that needs static sizes
+        return None
+    return {i: [d if isinstance(d, (int, str)) else None for d in spec.shape]
+            for i, spec in enumerate(out)}
+
+
+def concrete_output_shapes(fn: Operation, shapes: list[tuple]) -> list[tuple] | None:
+    """The results' shapes of graph function `fn` for inputs of these concrete shapes, by
+    running every op's shape function on ints (exact where the symbolic pass is not:
+    `x[:, 0]` of a `?` axis, reshape with -1). None if some op has no shape function."""
+    from irkit.types import RankedTensorType
+    block = fn.regions[0].blocks[0]
+    env = {a: tuple(s) for a, s in zip(block.args, shapes)}
+
+    def dims(v):
+        return env[v] if v in env else tuple(v.type.shape)
+
+    for op in block.ops:
+        if op.name in ("func.return", "return"):
+            out = [tuple(dims(v)) for v in op.operands]
+            return out if all(all(isinstance(d, int) for d in s) for s in out) else None
+        tensors = [r for r in op.results if isinstance(r.type, RankedTensorType)]
+        if not tensors or all(all(d is not None for d in r.type.shape) for r in tensors):
+            continue
+        inferred = _infer_symbolic(op, dims)
+        if inferred is None:
+            return None
+        for r in tensors:
+            env[r] = tuple(inferred.get(r.index, r.type.shape))
+    return None
+
+
+def output_dims(fn: Operation) -> list[list | None]:
+    """Per result of a graph function: its shape as ints and input symbols, or None where
+    some dim cannot be derived (the op's rule is unknown here, or two symbols meet)."""
+    from irkit.attributes import IntegerAttr, StringAttr
+    from irkit.types import RankedTensorType
+    env: dict = {}
+    attrs = fn.properties.get("arg_attrs")
+    block = fn.regions[0].blocks[0]
+    for i, a in enumerate(block.args):
+        d = attrs[i].value if attrs is not None else {}
+        if "graph.dims" in d:
+            env[a] = tuple(x.value if isinstance(x, (IntegerAttr, StringAttr)) else None
+                           for x in d["graph.dims"])
+
+    def dims(v) -> tuple:
+        if v in env:
+            return env[v]
+        return tuple(v.type.shape) if isinstance(v.type, RankedTensorType) else ()
+
+    for op in block.ops:
+        if op.name in ("func.return", "return"):
+            out = []
+            for v in op.operands:
+                d = dims(v)
+                out.append(list(d) if all(x is not None for x in d) else None)
+            return out
+        inferred = _infer_symbolic(op, dims)
+        for r in op.results:
+            if not isinstance(r.type, RankedTensorType):
+                continue
+            shape = list(r.type.shape)
+            if any(s is None for s in shape):
+                cand = inferred.get(r.index) if inferred else None
+                if cand is not None and len(cand) == len(shape):
+                    shape = [s if s is not None else c for s, c in zip(shape, cand)]
+            env[r] = tuple(shape)
+    return []
+
+
+# ---------------------------------------------------------------------------------------------
+# Lowering
+# ---------------------------------------------------------------------------------------------
+
+
+def _has_derivatives(module: Operation) -> bool:
+    return any(op.name.startswith("autodiff.") for op in module.walk())
+
+
+def lower_model_with_graph(module: Operation, pm=None) -> tuple[Operation, Operation]:
+    """(graph module, lowered module): copies of one model's module (the caller's is left as
+    it is), the first with its derivatives expanded, the second also lowered by
+    `lower-graph-to-loop` and tidied, with `graph.dims` on every output argument whose shape
+    `output_dims` derives. `pm` replaces the default pass manager (instrumentation)."""
+    from irkit.attributes import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr
+    from irkit.pass_manager import PassManager
+    module = module.clone()
+    if _has_derivatives(module):
+        PassManager.parse(DERIVATIVES_PIPELINE).run(module)
+    graph = module.clone()
+    shapes = {fn.properties["sym_name"].value: output_dims(fn)
+              for fn in module.regions[0].blocks[0].ops if fn.name == "func.func"
+              and fn.regions[0].blocks}
+    (pm or PassManager.parse(LOWERING_PIPELINE)).run(module)
+    for fn in module.regions[0].blocks[0].ops:
+        if fn.name != "func.func" or fn.properties["sym_name"].value not in shapes:
+            continue
+        outs = shapes[fn.properties["sym_name"].value]
+        attrs = fn.properties.get("arg_attrs")
+        if attrs is None:
+            continue
+        new = []
+        for a in attrs:
+            d = dict(a.value)
+            if "graph.output" in d:
+                k = d["graph.output"].value
+                dims = outs[k] if k < len(outs) else None
+                if dims is not None:
+                    d["graph.dims"] = ArrayAttr([
+                        StringAttr(x) if isinstance(x, str) else IntegerAttr(x, _i64())
+                        for x in dims])
+            new.append(DictionaryAttr(d))
+        fn.properties["arg_attrs"] = ArrayAttr(new)
+    return graph, module
+
+
+def lower_model(module: Operation, pm=None) -> Operation:
+    """The lowered module of `lower_model_with_graph`."""
+    return lower_model_with_graph(module, pm)[1]
+
+
+def _i64():
+    from irkit.types import IntegerType
+    return IntegerType(64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points of a lowered module
+# ---------------------------------------------------------------------------------------------
+
+
+class Entry:
+    """One lowered function's calling convention, read from its argument attributes."""
+
+    def __init__(self, fn: Operation, symbol: str | None = None) -> None:
+        from irkit.attributes import IntegerAttr, StringAttr, numpy_dtype
+        from irkit.model import InputSpec
+        self.name = fn.properties["sym_name"].value
+        self.symbol = symbol or self.name
+        ftype = fn.properties["function_type"].value
+        attrs = fn.properties.get("arg_attrs")
+        self.inputs: list = []            # InputSpec
+        self.outputs: list = []           # (k, name, type, dims or None)
+        self.variables: list[str] = []    # variable names, in argument order
+        self.order: list = []             # ("in", i) / ("out", k) / ("var", name)
+        for i, t in enumerate(ftype.inputs):
+            d = attrs[i].value if attrs is not None else {}
+            dims = None
+            if "graph.dims" in d:
+                dims = tuple(a.value if isinstance(a, (IntegerAttr, StringAttr)) else None
+                             for a in d["graph.dims"])
+            if "graph.output" in d:
+                k = d["graph.output"].value
+                name = d["graph.name"].value if "graph.name" in d else f"result{k}"
+                self.outputs.append((k, name, t, dims))
+                self.order.append(("out", k))
+            elif "graph.variable" in d:
+                self.variables.append(d["graph.variable"].value)
+                self.order.append(("var", d["graph.variable"].value))
+            else:
+                name = d["graph.name"].value if "graph.name" in d else f"arg{i}"
+                if dims is None:
+                    dims = tuple("?" if s is None else s for s in t.shape)
+                self.inputs.append(InputSpec(name, np.dtype(numpy_dtype(t.element)), dims,
+                                             str(t.element)))
+                self.order.append(("in", len(self.inputs) - 1))
+        self.outputs.sort(key=lambda o: o[0])
+        self.output_names = [o[1] for o in self.outputs]
+        if ftype.results:
+            raise ValueError(f"@{self.name} has non-buffer results; the runtime only calls "
+                             "functions whose results are output buffers")
+
+    def output_shape(self, k: int, bound: dict, fn_name: str) -> tuple:
+        _, name, t, dims = self.outputs[k]
+        if dims is None:
+            if all(s is not None for s in t.shape):
+                return tuple(t.shape)
+            raise ValueError(f"{fn_name}: cannot derive the shape of output {name!r} "
+                             f"({t}) from the inputs' dims; the runtime cannot allocate it")
+        shape = []
+        for d, s in zip(dims, t.shape):
+            if isinstance(d, int):
+                shape.append(d)
+            elif s is not None:
+                shape.append(s)
+            elif d in bound:
+                shape.append(bound[d])
+            else:
+                raise ValueError(f"{fn_name}: the size {d!r} of output {name!r} is not bound "
+                                 "by any input")
+        return tuple(shape)
+
+
+def bind_dims(specs, arrays) -> dict:
+    """symbol -> size, from checked inputs (check_inputs made them consistent)."""
+    bound = {}
+    for s, a in zip(specs, arrays):
+        for d, n in zip(s.dims, a.shape):
+            if isinstance(d, str) and d != "?":
+                bound.setdefault(d, n)
+    return bound
+
+
+def variable_specs(module: Operation) -> list[tuple[str, tuple, np.dtype, np.ndarray]]:
+    """(name, shape, dtype, initial value) per entry of the module's `graph.variables`."""
+    from irkit.attributes import numpy_dtype
+    from irkit.dialects.graph import initial_value
+    attr = module.attributes.get("graph.variables")
+    out = []
+    for entry in (attr.value if attr is not None else []):
+        d = entry.value
+        t = d["type"].value
+        args = {k: v.value for k, v in d["init_args"].value.items()} if "init_args" in d else {}
+        dtype = np.dtype(numpy_dtype(t.element))
+        out.append((d["name"].value, tuple(t.shape), dtype,
+                    initial_value(d["initializer"].value, args, tuple(t.shape), dtype)))
+    return out
+
+
+class CompiledRunner:
+    """Calls the compiled functions of one lowered model: allocates the outputs, binds the
+    variables' storage (`store`, name -> array, owned by the `Model`), returns a dict."""
+
+    def __init__(self, lowered: Operation, functions, owner, prefix: str = "",
+                 graph: Operation | None = None) -> None:
+        self.module = lowered
+        self.graph_functions = {}           # name -> graph func.func (concrete shapes)
+        if graph is not None:
+            for fn in graph.regions[0].blocks[0].ops:
+                if fn.name == "func.func" and fn.regions[0].blocks:
+                    self.graph_functions[fn.properties["sym_name"].value] = fn
+        self._shape_cache: dict = {}
+        self.entries = {}
+        for fn in lowered.regions[0].blocks[0].ops:
+            if fn.name == "func.func" and fn.regions[0].blocks:
+                e = Entry(fn)
+                self.entries[e.name[len(prefix):] if prefix else e.name] = e
+        self.functions = functions      # entry name -> JitFunction
+        self._owner = owner
+
+    @classmethod
+    def jit(cls, lowered: Operation, opt_level: int = 2, threads: int = 1,
+            graph: Operation | None = None) -> "CompiledRunner":
+        from irkit.backends.llvm_cpu import compile_module
+        jm = compile_module(lowered, opt_level=opt_level, threads=threads)
+        return cls(lowered, dict(jm.functions), jm, graph=graph)
+
+    def _output_shapes(self, name: str, e: "Entry", arrays, bound, fn_name) -> list[tuple]:
+        """The graph function's shape functions on the inputs' sizes where it is known
+        (exact, cached per input shapes), else the outputs' symbolic `graph.dims`."""
+        fn = self.graph_functions.get(name)
+        if fn is not None:
+            key = (name, tuple(a.shape for a in arrays))
+            if key not in self._shape_cache:
+                self._shape_cache[key] = concrete_output_shapes(fn, [a.shape for a in arrays])
+            shapes = self._shape_cache[key]
+            if shapes is not None and len(shapes) == len(e.outputs):
+                return shapes
+        return [e.output_shape(k, bound, fn_name) for k in range(len(e.outputs))]
+
+    def run(self, name: str, model_name: str, given: dict, store: dict) -> dict:
+        from irkit.model import check_inputs
+        e = self.entries[name]
+        fn_name = f"{model_name}.{name}"
+        arrays = check_inputs(e.inputs, given, fn_name)
+        arrays = [contiguous(a) for a in arrays]
+        bound = bind_dims(e.inputs, arrays)
+        shapes = self._output_shapes(name, e, arrays, bound, fn_name)
+        outs = [np.empty(shape, _storage(e.outputs[k][2])) for k, shape in enumerate(shapes)]
+        args = []
+        for kind, key in e.order:
+            if kind == "in":
+                args.append(arrays[key])
+            elif kind == "out":
+                args.append(outs[key])
+            else:
+                args.append(store[key])
+        self.functions[name](*args)
+        return dict(zip(e.output_names, outs))
+
+
+def contiguous(a: np.ndarray) -> np.ndarray:
+    """`a`, or a row-major copy of it (np.ascontiguousarray would make a 0-d array 1-d)."""
+    return a if a.flags.c_contiguous else np.array(a, order="C")
+
+
+def _storage(t) -> np.dtype:
+    from irkit.attributes import numpy_dtype
+    return np.dtype(numpy_dtype(t.element))
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared libraries
+# ---------------------------------------------------------------------------------------------
+
+
+def flat_module(lowered: dict[str, Operation]) -> Operation:
+    """One `builtin.module` of every model's functions, renamed `<model>_<function>`."""
+    from irkit.attributes import StringAttr
+    from irkit.parser import parse_module
+    top = parse_module("module {\n}\n")
+    block = top.regions[0].blocks[0]
+    for model, mod in lowered.items():
+        for fn in mod.regions[0].blocks[0].ops:
+            if fn.name != "func.func":
+                continue
+            c = fn.clone()
+            c.properties["sym_name"] = StringAttr(f"{model}_{fn.properties['sym_name'].value}")
+            block.append(c)
+    return top
+
+
+def renamed(model: str, mod: Operation) -> Operation:
+    """A copy of a lowered model module whose functions are named `<model>_<function>`."""
+    from irkit.attributes import StringAttr
+    c = mod.clone()
+    for fn in c.regions[0].blocks[0].ops:
+        if fn.name == "func.func":
+            fn.properties["sym_name"] = StringAttr(f"{model}_{fn.properties['sym_name'].value}")
+    return c
+
+
+_C_TYPES = {"f32": "float", "f64": "double", "f16": "uint16_t", "i1": "uint8_t",
+            "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
+            "index": "int64_t"}
+
+
+def _desc_name(t) -> str:
+    return f"irkit_memref_{t.element}_{len(t.shape)}d"
+
+
+def _c_type(t) -> str:
+    from irkit.types import MemRefType
+    if isinstance(t, MemRefType):
+        return _desc_name(t) + " *"
+    return _C_TYPES.get(str(t), "void *") + " "
+
+
+def c_header(lowered: dict[str, Operation], guard: str = "IRKIT_MODEL_H") -> str:
+    """The C header of a library written by `write_library`: descriptor typedefs, then per
+    model and function a comment block (inputs, outputs, variables) and the prototype."""
+    from irkit.types import MemRefType
+    descs: dict[str, tuple] = {}
+    body = []
+    for model, mod in lowered.items():
+        body.append(f"/* ---- model {model} " + "-" * max(0, 72 - len(model)) + " */")
+        body.append("/* Variables (the caller owns their storage across calls; initial values "
+                    "are in the\n * sidecar JSON's IR, attribute graph.variables):")
+        for name, shape, dtype, _ in variable_specs(mod):
+            body.append(f" *   {name}: {dtype.name}{list(shape)}")
+        body.append(" */")
+        for fn in mod.regions[0].blocks[0].ops:
+            if fn.name != "func.func" or not fn.regions[0].blocks:
+                continue
+            e = Entry(fn)
+            ftype = fn.properties["function_type"].value
+            attrs = fn.properties.get("arg_attrs")
+            lines = [f"/* {model}_{e.name}: call with, in this order:"]
+            params = []
+            for i, t in enumerate(ftype.inputs):
+                if isinstance(t, MemRefType):
+                    descs[_desc_name(t)] = (t.element, len(t.shape))
+                d = attrs[i].value if attrs is not None else {}
+                pname = (d["graph.name"].value if "graph.name" in d else
+                         d["graph.variable"].value if "graph.variable" in d else f"arg{i}")
+                dims = ([a.value for a in d["graph.dims"]] if "graph.dims" in d else
+                        ["?" if s is None else s for s in t.shape])
+                dims_s = "[" + ", ".join(map(str, dims)) + "]"
+                if "graph.output" in d:
+                    role = f"output {d['graph.output'].value}"
+                    if "graph.dims" not in d and any(s is None for s in t.shape):
+                        dims_s += " (shape not derived: see the function's IR)"
+                elif "graph.variable" in d:
+                    role = "variable"
+                else:
+                    role = "input"
+                lines.append(f" *   {role:<9} {pname}: {t.element}{dims_s}")
+                params.append(f"{_c_type(t)}{_c_ident(pname)}")
+            lines.append(" * Outputs are allocated by the caller with the shapes above and are "
+                         "written\n * completely; variables are read and updated in place. */")
+            body.extend(lines)
+            body.append(f"void {model}_{e.name}({', '.join(params) or 'void'});")
+            body.append("/* The same call, checked first: null descriptors, every static size, "
+                        "symbolic sizes\n * consistent across the arguments, row-major "
+                        "strides. Returns 0, or nonzero without\n * running with the reason "
+                        "in irkit_last_error(). */")
+            body.append(f"int {model}_{e.name}_checked({', '.join(params) or 'void'});")
+            body.append("")
+    out = ["/* Generated by irkit-compile: the C interface of the models in this library. */",
+           f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "",
+           "/* Shapes are NOT checked by the plain entry points (`model_fn`): the caller",
+           " * guarantees that every buffer has the static and symbolic sizes (N, ...) declared",
+           " * below, is contiguous row-major (strides in elements), and that buffers do not",
+           " * overlap. The `model_fn_checked` entry points check sizes and strides (not",
+           " * overlap) and return nonzero with a message readable by irkit_last_error().",
+           " * Element (i0, ..., iR-1) is at aligned[offset + sum(ik * strides[k])]. */",
+           "", "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
+    for name, (elem, rank) in sorted(descs.items()):
+        ct = _C_TYPES.get(str(elem), "void")
+        arrays = f" int64_t sizes[{rank}]; int64_t strides[{rank}];" if rank else ""
+        out.append(f"typedef struct {{ {ct} *allocated; {ct} *aligned; int64_t offset;"
+                   f"{arrays} }} {name};")
+    out += ["", "/* Why the last failed `_checked` call (on this thread) returned nonzero. */",
+            "const char *irkit_last_error(void);", ""]
+    out.extend(body)
+    out += ["#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
+    return "\n".join(out)
+
+
+def c_checks_source(lowered: dict[str, Operation], header: str) -> str:
+    """C source of the `<model>_<fn>_checked` wrappers and `irkit_last_error`."""
+    from irkit.types import MemRefType
+    out = ["/* Generated by irkit-compile: checked entry points. */", "#include <stdio.h>",
+           "#include <stdint.h>", f'#include "{header}"', "",
+           "static _Thread_local char irkit_error[512];",
+           "const char *irkit_last_error(void) { return irkit_error; }", "",
+           "#define IRKIT_FAIL(...) do { snprintf(irkit_error, sizeof irkit_error, "
+           "__VA_ARGS__); return 1; } while (0)", ""]
+    for model, mod in lowered.items():
+        for fn in mod.regions[0].blocks[0].ops:
+            if fn.name != "func.func" or not fn.regions[0].blocks:
+                continue
+            name = f"{model}_{fn.properties['sym_name'].value}"
+            ftype = fn.properties["function_type"].value
+            attrs = fn.properties.get("arg_attrs")
+            params, names, checks, symbols = [], [], [], {}
+            for i, t in enumerate(ftype.inputs):
+                d = attrs[i].value if attrs is not None else {}
+                pname = _c_ident(d["graph.name"].value if "graph.name" in d else
+                                 d["graph.variable"].value if "graph.variable" in d else
+                                 f"arg{i}")
+                params.append(f"{_c_type(t)}{pname}")
+                names.append(pname)
+                if not isinstance(t, MemRefType):
+                    continue
+                checks.append(f'  if (!{pname} || !{pname}->aligned) IRKIT_FAIL("{name}: '
+                              f'argument \'{pname}\' is a null buffer");')
+                dims = [a.value for a in d["graph.dims"]] if "graph.dims" in d else None
+                rank = len(t.shape)
+                for k, s in enumerate(t.shape):
+                    sym = dims[k] if dims is not None else None
+                    if s is not None:
+                        checks.append(
+                            f"  if ({pname}->sizes[{k}] != {s}) IRKIT_FAIL(\"{name}: argument "
+                            f"'{pname}' axis {k} is %lld, expected {s}\", "
+                            f"(long long){pname}->sizes[{k}]);")
+                    elif isinstance(sym, str) and sym != "?":
+                        if sym in symbols:
+                            first, fk = symbols[sym]
+                            checks.append(
+                                f"  if ({pname}->sizes[{k}] != {first}->sizes[{fk}]) "
+                                f"IRKIT_FAIL(\"{name}: dimension {sym} is %lld in '{first}' "
+                                f"but %lld in '{pname}' (axis {k})\", (long long){first}->"
+                                f"sizes[{fk}], (long long){pname}->sizes[{k}]);")
+                        else:
+                            symbols[sym] = (pname, k)
+                    if s is None:
+                        checks.append(f"  if ({pname}->sizes[{k}] < 0) IRKIT_FAIL(\"{name}: "
+                                      f"argument '{pname}' has a negative size\");")
+                stride = "1"
+                for k in reversed(range(rank)):
+                    checks.append(f"  if ({pname}->sizes[{k}] > 1 && {pname}->strides[{k}] != "
+                                  f"{stride}) IRKIT_FAIL(\"{name}: argument '{pname}' is not "
+                                  f"contiguous row-major (axis {k})\");")
+                    stride = f"{stride} * {pname}->sizes[{k}]"
+            out.append(f"int {name}_checked({', '.join(params) or 'void'}) {{")
+            out.extend(checks)
+            out.append(f"  {name}({', '.join(names)});")
+            out.append('  irkit_error[0] = 0;')
+            out.append("  return 0;")
+            out.append("}")
+            out.append("")
+    return "\n".join(out)
+
+
+def _compile_c(source: str, obj_dir: str) -> bytes:
+    import subprocess
+    from irkit.backends.llvm_cpu import BackendError, find_c_compiler
+    cc = find_c_compiler()
+    if cc is None:
+        raise BackendError("no C compiler (cc, gcc or clang) found to build the checked "
+                           "entry points")
+    src = os.path.join(obj_dir, "irkit_checks.c")
+    obj = os.path.join(obj_dir, "irkit_checks.o")
+    with open(src, "w", encoding="utf-8") as f:
+        f.write(source)
+    cmd = [cc, "-std=c11", "-O2", "-fPIC", "-c", "-o", obj, src]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BackendError(f"compiling the checked entry points failed ({' '.join(cmd)}):\n"
+                           f"{proc.stderr.strip()}")
+    with open(obj, "rb") as f:
+        return f.read()
+
+
+def _c_ident(name: str) -> str:
+    import re
+    s = re.sub(r"\W", "_", name)
+    return s if s and not s[0].isdigit() else "_" + s
+
+
+def write_library(lowered: dict[str, Operation], path: str, opt_level: int = 2,
+                  header: str | None = None,
+                  graphs: dict[str, Operation] | None = None) -> tuple[str, str, str]:
+    """Link `path` (a shared library of every model's functions, `<model>_<fn>` symbols),
+    write the C header (`header`, default next to it with `.h`) and the sidecar metadata
+    `path + ".json"` (the lowered IR, and the graph IR of `graphs` for output shapes the
+    symbolic pass cannot derive). Returns the three paths."""
+    import re
+    from irkit.backends.llvm_cpu import emit_object, link_shared
+    from irkit.printer import print_op
+    import tempfile
+    path = os.fspath(path)
+    if header is None:
+        header = os.path.splitext(path)[0] + ".h"
+    guard = re.sub(r"\W", "_", os.path.basename(header)).upper()
+    with open(header, "w", encoding="utf-8") as f:
+        f.write(c_header(lowered, guard=f"IRKIT_{guard}"))
+    objects = [emit_object(flat_module(lowered), opt_level=opt_level)]
+    with tempfile.TemporaryDirectory(prefix="irkit-checks-") as tmp:
+        objects.append(_compile_c(c_checks_source(lowered, os.path.abspath(header)), tmp))
+    link_shared(objects, path)
+    meta = {"format": "irkit-library-1",
+            "models": {m: {"ir": print_op(renamed(m, mod)),
+                           **({"graph_ir": print_op(graphs[m])} if graphs and m in graphs
+                              else {})}
+                       for m, mod in lowered.items()}}
+    with open(path + ".json", "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
+    return path, header, path + ".json"
+
+
+def load_library(path: str, model: str | None = None):
+    """The `Model` (engine "shared") of one model of a library written by `write_library`."""
+    from irkit.backends.llvm_cpu import load_shared
+    from irkit.model import Model
+    from irkit.parser import parse_module
+    meta_path = os.fspath(path) + ".json"
+    try:
+        with open(meta_path, encoding="utf-8") as f:
+            meta = json.load(f)
+    except OSError as e:
+        raise ValueError(f"cannot read the metadata of '{path}' ({meta_path}): "
+                         f"{e.strerror}") from None
+    models = meta["models"]
+    if model is None:
+        if len(models) != 1:
+            raise ValueError(f"{path} holds {len(models)} models ({', '.join(models)}); "
+                             "choose one with model=")
+        model = next(iter(models))
+    if model not in models:
+        raise ValueError(f"{path} has no model {model!r} (models: {', '.join(models)})")
+    lowered = parse_module(models[model]["ir"], meta_path)
+    graph = (parse_module(models[model]["graph_ir"], meta_path)
+             if "graph_ir" in models[model] else None)
+    jm = load_shared(os.path.abspath(os.fspath(path)), lowered)
+    prefix = f"{model}_"
+    runner = CompiledRunner(lowered, {n[len(prefix):]: f for n, f in jm.functions.items()},
+                            jm, prefix=prefix, graph=graph)
+    return Model.from_runner(model, runner, "shared")
