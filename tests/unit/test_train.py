@@ -7,6 +7,7 @@ same tiny model, never from the code under test.
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -299,14 +300,17 @@ model m {
     assert sorted(m.variables) == ["k", "w", "w.momentum_v"]
 
 
-def test_train_digits_example_reaches_its_targets(capsys):
+@pytest.mark.parametrize("engine", ["interpreter", "so"])
+def test_train_digits_example_reaches_its_targets(engine, tmp_path, capsys):
     pytest.importorskip("sklearn")
+    if engine == "so" and shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler to link the shared library")
     sys.path.insert(0, str(ROOT / "examples"))
     try:
         import train_digits
     finally:
         sys.path.remove(str(ROOT / "examples"))
-    assert train_digits.main([]) == 0
+    assert train_digits.main(["--engine", engine, "--build-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "logreg: " in out and "mlp: " in out and "MISSED" not in out
 
