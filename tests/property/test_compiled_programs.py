@@ -1,0 +1,79 @@
+"""Random graph programs compiled for the host CPU give the interpreter's results.
+
+The programs are those of `test_lower_graph_programs.graph_programs()` (float and integer,
+`?` sizes on any input axis with run-time sizes of 1 that broadcast, reductions, reshapes,
+broadcast_to, matmul, softmax, casts, constants, a second output): each is run by the graph
+interpreter, and lowered with `lower-graph-to-loop`, compiled by the LLVM backend
+(`irkit.backends.llvm_cpu.compile_module`) and called with numpy output buffers filled with
+garbage. Integers and booleans must agree exactly; floats to the rounding the lowering allows
+(sequential sums, math functions rounded once from f64: rtol 1e-4 relative to the largest
+finite magnitude of the result, as in test_lower_graph_programs.py), NaN where NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from irkit.backends.llvm_cpu import compile_module
+from irkit.interpreter import Interpreter
+from irkit.parser import parse_module
+from irkit.pass_manager import PassManager
+from irkit.passes.lower_graph_to_loop import LowerGraphToLoop
+from irkit.symbols import lookup_symbol_in
+
+from test_lower_graph_programs import graph_programs  # noqa: E402  (tests/property on sys.path)
+from test_dsl_numpy import _concrete, programs as dsl_programs  # noqa: E402
+
+
+def _garbage(like: np.ndarray) -> np.ndarray:
+    if like.dtype.kind == "f":
+        return np.full(like.shape, 12345.0, like.dtype)
+    if like.dtype.kind == "b":
+        return np.ones(like.shape, like.dtype)
+    return np.full(like.shape, 77, like.dtype)
+
+
+def compile_and_compare(module, fn: str, args) -> None:
+    """Interpret `fn` on `args`; lower a copy of the module (through its text), compile it,
+    call the compiled `fn` with output buffers, and compare."""
+    text = str(module)
+    module.verify()
+    with np.errstate(all="ignore"):
+        want = [np.asarray(v) for v in
+                Interpreter(module).call(lookup_symbol_in(module, fn), list(args))]
+    lowered = parse_module(text)
+    PassManager().add(LowerGraphToLoop()).run(lowered)
+    jit = compile_module(lowered)
+    outs = [_garbage(w) for w in want]
+    with np.errstate(all="ignore"):
+        jit[fn](*[np.array(a, order="C") for a in args], *outs)
+    shapes = [np.shape(a) for a in args]
+    for k, (g, w) in enumerate(zip(outs, want)):
+        what = f"result #{k} at input shapes {shapes}\n{text}"
+        if w.dtype.kind == "f":
+            finite = np.isfinite(w)
+            scale = max(1.0, float(np.max(np.abs(w[finite]), initial=0.0)))
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4 * scale, equal_nan=True,
+                                       err_msg=what)
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=what)
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=what)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graph_programs())
+def test_compiled_graph_programs_match_the_interpreter(case):
+    module, args = case
+    compile_and_compare(module, "f", args)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_compiled_dsl_programs_match_the_interpreter(data):
+    from irkit.dsl import compile_source, model_modules
+    source, _, inputs, n, seed = data.draw(dsl_programs())
+    module = model_modules(compile_source(source, "rand.irk"))["rand"]
+    rng = np.random.default_rng(seed)
+    args = [rng.normal(size=_concrete(s, n)).astype(np.float32) for _, s in inputs]
+    compile_and_compare(module, "forward", args)     # slices included: they are lowered
