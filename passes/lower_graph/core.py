@@ -20,7 +20,12 @@ One `FunctionLowering` turns one graph function into a loop/memory function:
 - **Ops** are lowered one at a time, in block order, by the rule registered for their name
   in `LOWERINGS` (`@lowers("graph.add", ...)`; the family modules next to this one hold the
   rules). Ops that touch no tensors (`arith` on scalars, say) are copied as they are; any
-  other op is a located error, "no lowering for 'graph.X' yet".
+  other op is a located error, "no lowering for 'graph.X' yet". An op with regions (the
+  structured `graph.if`) has a rule that lowers each region's ops with `lower_block`, at a
+  builder inside the loop op it makes: the same rules, the same liveness, per block.
+- **Liveness** is per block: a use by an op nested in a region counts at the op of the
+  block that holds it (a buffer a branch reads lives until after the whole conditional),
+  and a buffer made inside a region is freed inside it.
 
 The new body is built in a fresh block while the old one is still intact (rules and the
 liveness analysis read the old ops and their uses); the old block is dropped at the end.
@@ -93,6 +98,13 @@ def buffer_type(t: Type, where: Operation) -> MemRefType:
     return MemRefType(t.shape, e)
 
 
+def _index_in(op: Operation, index: dict) -> int | None:
+    """The index in `index` (a block's ops) of `op` or of its ancestor in that block."""
+    while op is not None and op not in index:
+        op = op.parent_op
+    return None if op is None else index[op]
+
+
 def _touches_tensors(op: Operation) -> bool:
     return any(is_tensor(v.type) for v in op.operands) or \
         any(is_tensor(r.type) for r in op.results)
@@ -156,34 +168,61 @@ class FunctionLowering:
         for a, new in zip(old.args, self.entry.args[:n_in]):
             self.values[a] = new
         ops = list(old.ops)
-        position = {op: i for i, op in enumerate(ops)}
-        self.position = position
+        # Every op of the body, nested ones included, numbered in program order (pre-order):
+        # rules compare positions across regions (a read, then an assign inside a branch).
+        self.position = {}
+        for op in ops:
+            for o in op.walk(post_order=False):
+                self.position[o] = len(self.position)
         term = old.terminator
         if term is not None and term.name == "func.return":
             self._plan_outputs(term)
-        last_use = self._last_uses(ops, position)
+        self._lower_ops(ops, "func.return", self._lower_return)
+
+    def lower_block(self, block: Block, builder: Builder, terminator: str,
+                    finish: Callable[[Operation, list[Value]], None]) -> None:
+        """Lower the ops of `block` (a region of a graph op: a `graph.if` branch) at
+        `builder`, with the same rules: temporaries made in the block are freed in it. The
+        block's terminator (named `terminator`) is handed to `finish(op, frees)`, which must
+        free `frees` (the fresh buffers whose last use it is) after reading them.
+
+        Values the block's ops make outside any buffer (a `memory.dim`, a hoisted
+        comparison) are cached for the block only: they do not dominate the code after it."""
+        saved = self.b, dict(self._dims), dict(self._units)
+        self.b = builder
+        try:
+            self._lower_ops(list(block.ops), terminator, finish)
+        finally:
+            self.b, self._dims, self._units = saved
+
+    def _lower_ops(self, ops: list[Operation], terminator: str,
+                   finish: Callable[[Operation, list[Value]], None]) -> None:
+        index = {op: i for i, op in enumerate(ops)}
         frees: dict[int, list[Value]] = {}
-        for v, k in last_use.items():
+        for v, k in self._last_uses(ops, index).items():
             frees.setdefault(k, []).append(v)
         for i, op in enumerate(ops):
             self.b.location = op.location
-            if op is term and op.name == "func.return":
-                self._lower_return(op, frees.get(i, []))
+            if i == len(ops) - 1 and op.name == terminator:
+                finish(op, frees.get(i, []))
                 continue
             self._lower_op(op)
             self._free(frees.get(i, []))
 
-    def _last_uses(self, ops: list[Operation], position: dict) -> dict[Value, int]:
-        """For each tensor value defined in the block, the position of the last op reading
-        it (its own position when nothing does): where its buffer, if fresh, is freed."""
+    def _last_uses(self, ops: list[Operation], index: dict) -> dict[Value, int]:
+        """For each tensor value defined in the block `ops`, the index of the last op of the
+        block reading it (its own index when nothing does): where its buffer, if fresh, is
+        freed. A use by an op nested in a region counts at the block's op that holds it, so
+        a buffer a branch reads lives until after the whole `graph.if`."""
         last = {}
         for i, op in enumerate(ops):
-            if op.regions and any(_touches_tensors(o) or o.name.startswith("graph.")
-                                  for o in op.walk()):
+            if op.regions and op.name not in LOWERINGS and \
+                    any(_touches_tensors(o) or o.name.startswith("graph.") for o in op.walk()):
                 raise no_lowering(op, "ops with regions over tensors are not lowered")
             for r in op.results:
                 if is_tensor(r.type):
-                    users = [position[u] for u in r.users if u in position]
+                    users = [k for k in (_index_in(u, index) for u in r.users)
+                             if k is not None]
                     last[r] = max(users, default=i)
         return last
 
@@ -269,7 +308,8 @@ class FunctionLowering:
         self.old_block.erase()
 
     def assigns_to(self, name: str) -> list[Operation]:
-        """The graph.assign ops of the body that write variable `name`."""
+        """The graph.assign ops of the body (nested in regions too) that write variable
+        `name`; `position` numbers them with every other op in program order."""
         if not hasattr(self, "_assigns"):
             self._assigns = {}
             for op in self.position:

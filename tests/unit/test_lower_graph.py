@@ -620,23 +620,6 @@ func.func @f(%x: tensor<2xf32>, %k: f32) -> (tensor<2xf32>, f32) {
 # ---------------------------------------------------------------------------------------------
 
 
-def test_unlowered_ops_are_located_errors():
-    """graph.if (an op with regions over tensors) has no lowering yet: a located error."""
-    src = """
-func.func @f(%p: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = graph.if %p -> (tensor<4xf32>) {
-    graph.yield %x : tensor<4xf32>
-  } else {
-    graph.yield %x : tensor<4xf32>
-  }
-  return %0 : tensor<4xf32>
-}"""
-    with pytest.raises(IRError) as e:
-        lower(src)
-    assert "no lowering for 'graph.if' yet" in str(e.value)
-    assert ":3:3" in e.value.render()
-
-
 def test_calls_of_graph_functions_are_errors():
     src = """
 func.func @g(%x: tensor<2xf32>) -> tensor<2xf32> {

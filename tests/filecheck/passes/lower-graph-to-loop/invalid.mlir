@@ -3,19 +3,6 @@
 // Ops without a lowering yet are located errors that name them (docs/lowering.md lists
 // the remaining work).
 
-func.func @cond(%p: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{no lowering for 'graph.if' yet: ops with regions over tensors are not lowered}}
-  %0 = graph.if %p -> (tensor<4xf32>) {
-    %1 = graph.neg %x : (tensor<4xf32>) -> tensor<4xf32>
-    graph.yield %1 : tensor<4xf32>
-  } else {
-    graph.yield %x : tensor<4xf32>
-  }
-  return %0 : tensor<4xf32>
-}
-
-// -----
-
 func.func @callee(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %x : tensor<2xf32>
 }
