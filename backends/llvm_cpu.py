@@ -62,9 +62,14 @@ def _initialize() -> None:
     llvm.initialize_native_asmprinter()
     # The C math library, for the calls the code makes (erff, tanhf, ...): the Python
     # executable usually has it loaded already; this makes sure MCJIT can resolve it.
-    libm = ctypes.util.find_library("m")
-    if libm:
-        llvm.load_library_permanently(libm)
+    # And the compiler's runtime library, for the helpers LLVM's code generator calls where
+    # the CPU has no instruction: half-precision conversions (`__truncdfhf2` for f64 -> f16
+    # everywhere without AVX512-FP16, `__extendhfsf2` without F16C). Nothing has it loaded;
+    # an unresolved helper would be a call to address 0. A linked .so gets it from `cc`.
+    for name in ("m", "gcc_s"):
+        lib = ctypes.util.find_library(name)
+        if lib:
+            llvm.load_library_permanently(lib)
 
 
 def host_cpu() -> tuple[str, str]:

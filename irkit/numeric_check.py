@@ -23,6 +23,8 @@ What counts as a change:
 - integers, `index` and `i1` compare exactly; floats within `rtol`/`atol` (numpy's
   `isclose`), NaN equals NaN, and -0.0 equals +0.0 (a sign of zero that matters shows up
   downstream, e.g. as `1/x`); shapes and dtypes must match exactly;
+- a function over memrefs (destination-passing style, after lowering) is compared on what it
+  returns and on what its memref arguments hold after the call;
 - a function that raises after the pass but did not before is a mismatch; one whose reference
   run raised (a call to an external declaration, an op without semantics) is skipped, and
   adopts its first successful run as the new reference;
@@ -46,7 +48,8 @@ from irkit.diagnostics import IRError
 from irkit.ir import Operation
 from irkit.pass_manager import Instrumentation, Pass
 from irkit.types import (
-    BF16, FloatType, FunctionType, IndexType, IntegerType, RankedTensorType, Type, VectorType,
+    BF16, FloatType, FunctionType, IndexType, IntegerType, MemRefType, RankedTensorType, Type,
+    VectorType,
 )
 
 # Floats are drawn with magnitude in [_FLOAT_MIN_ABS, _FLOAT_MAX_ABS] and a random sign.
@@ -126,10 +129,14 @@ def _elements(t: Type, shape: tuple, rng: np.random.Generator, what: str) -> np.
 
 def make_value(t: Type, rng: np.random.Generator, what: str = "value") -> Any:
     """One input of type `t` in the interpreter's representation (see `make_inputs`)."""
-    if isinstance(t, (RankedTensorType, VectorType)):
+    if isinstance(t, (RankedTensorType, VectorType, MemRefType)):
+        if isinstance(t, MemRefType) and t.layout is not None:
+            raise ValueError(f"{what}: cannot generate strided memrefs ({t})")
         # Scalable vector dims count with vscale = 1; dynamic tensor dims get a fixed size.
         shape = tuple(_DYNAMIC_DIM if d is None else d for d in t.shape)
-        return _elements(t.element, shape, rng, what)
+        arr = _elements(t.element, shape, rng, what)
+        # A memref is the caller's own writable buffer (even of rank 0).
+        return np.array(arr) if isinstance(t, MemRefType) else arr
     if isinstance(t, IndexType):
         return int(rng.integers(0, _INDEX_MAX + 1))
     if isinstance(t, (FloatType, IntegerType)):
@@ -144,8 +151,10 @@ def make_inputs(func_op: Operation, rng: np.random.Generator) -> list:
     `_floats` for why not near zero); signless/signed/unsigned integers mostly in [-8, 8]
     clipped to the type, some at the type's edges; `i1` random; `index` in [0, 8] (it is
     used as a size or an offset); ranked tensors and vectors elementwise the same, with
-    dynamic dims of size 3. Any other type (memrefs, unranked tensors, functions, wider
-    integers, f8 formats) raises ValueError naming the argument.
+    dynamic dims of size 3; memrefs with the identity layout as C-contiguous arrays the same
+    way (one size for every `?`, so the sizes a function relates agree). Any other type
+    (strided memrefs, unranked tensors, functions, wider integers, f8 formats) raises
+    ValueError naming the argument.
     """
     ftype = func_op.properties["function_type"].value
     name = _func_name(func_op)
@@ -219,7 +228,9 @@ class Mismatch:
     """A function whose result changed: which one, on which inputs, from what to what.
 
     `result_index` is None when the function raised after the pass (`actual` is then the
-    error message) instead of returning a different value.
+    error message) instead of returning a different value. Indices past the function's
+    results count its memref arguments (their contents after the call); `what` then names
+    the argument.
     """
 
     function: str
@@ -230,11 +241,12 @@ class Mismatch:
     reason: str
     trial: int = 0
     arg_types: list = field(default_factory=list)
+    what: str | None = None
 
     def format(self) -> str:
         """Several lines for a human: the function, the result, the inputs, both values."""
-        what = (f"result #{self.result_index}" if self.result_index is not None
-                else "the call")
+        what = self.what or (f"result #{self.result_index}" if self.result_index is not None
+                             else "the call")
         lines = [f"numeric mismatch in @{self.function}, {what}: {self.reason}"]
         for i, v in enumerate(self.inputs):
             t = f" : {self.arg_types[i]}" if i < len(self.arg_types) else ""
@@ -371,11 +383,15 @@ class NumericChecker:
 
     @staticmethod
     def _run(module: Operation, fn: Operation, args: list) -> list | str:
-        """The results, or the error message when running raised."""
+        """The results, then the final contents of every memref argument (what a function
+        in destination-passing style computes is what it stores), or the error message
+        when running raised."""
         from irkit.interpreter import Interpreter
+        args = _copy(args)
+        buffers = [a for a, t in zip(args, fn.type.inputs) if isinstance(t, MemRefType)]
         try:
             with np.errstate(all="ignore"):
-                return list(Interpreter(module).call(fn, _copy(args)))
+                return list(Interpreter(module).call(fn, args)) + buffers
         except Exception as e:  # noqa: BLE001 - any failure of the program is a finding
             return f"{type(e).__name__}: {e}"
 
@@ -388,10 +404,14 @@ class NumericChecker:
         if len(out) != len(ref):
             return Mismatch(name, None, args, ref, out,
                             f"returned {len(out)} values instead of {len(ref)}", trial, types)
+        buffers = [k for k, t in enumerate(fn.type.inputs) if isinstance(t, MemRefType)]
+        returned = len(fn.type.results)
         for i, (e, a) in enumerate(zip(ref, out)):
             why = compare(e, a, self.rtol, self.atol)
             if why is not None:
-                return Mismatch(name, i, args, e, a, why, trial, types)
+                what = None if i < returned else \
+                    f"memref argument #{buffers[i - returned]} after the call"
+                return Mismatch(name, i, args, e, a, why, trial, types, what)
         return None
 
 

@@ -33,9 +33,12 @@ import numpy as np
 
 from irkit.ir import Operation
 
-#: the passes between the graph module and the loop/memory module
+#: the passes between the graph module and the loop/memory module: derivatives expanded,
+#: switch/merge raised to `graph.if` (the only conditional with a loop form), lowered, tidied
 DERIVATIVES_PIPELINE = "autodiff,canonicalize,cse"
-LOWERING_PIPELINE = "lower-graph-to-loop,canonicalize,cse"
+LOWERING_PIPELINE = "graph-raise-control-flow,lower-graph-to-loop,canonicalize,cse"
+#: then each function's temporaries placed in one arena (`--emit=memory` and what is compiled)
+PLANNING_PIPELINE = "plan-memory,canonicalize,cse"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,7 +154,7 @@ def lower_model_with_graph(module: Operation, pm=None) -> tuple[Operation, Opera
     shapes = {fn.properties["sym_name"].value: output_dims(fn)
               for fn in module.regions[0].blocks[0].ops if fn.name == "func.func"
               and fn.regions[0].blocks}
-    (pm or PassManager.parse(LOWERING_PIPELINE)).run(module)
+    (pm or PassManager.parse(f"{LOWERING_PIPELINE},{PLANNING_PIPELINE}")).run(module)
     for fn in module.regions[0].blocks[0].ops:
         if fn.name != "func.func" or fn.properties["sym_name"].value not in shapes:
             continue

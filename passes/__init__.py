@@ -15,6 +15,7 @@ _ALL = {
     "graph-raise-control-flow": "graph_raise_control_flow",
     "autodiff": "autodiff",
     "lower-graph-to-loop": "lower_graph_to_loop",
+    "plan-memory": "plan_memory",
 }
 
 

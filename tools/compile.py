@@ -5,6 +5,7 @@
     irkit-compile model.irk --emit=graph -o model.mlir
     irkit-compile model.irk --emit=autodiff            # backward graphs built, simplified
     irkit-compile model.irk --emit=loop                # lowered to loops over memrefs
+    irkit-compile model.irk --emit=memory --memory-report   # temporaries in one arena, planned
     irkit-compile model.irk --emit=llvm -O3            # optimized LLVM IR (-O0..-O3, default -O2)
     irkit-compile model.irk --emit=asm                 # host assembly
     irkit-compile model.irk --emit=obj -o model.o      # object file (never to a terminal)
@@ -45,12 +46,29 @@ def emit_autodiff(module, args=None):
 
 
 def emit_loop(module, args=None):
-    """The loop/memory module: `autodiff,canonicalize,cse`, then `lower-graph-to-loop` and
-    `canonicalize,cse` again: every graph function a function over memrefs (the calling
-    convention of docs/lowering.md), the variables a `graph.variables` module attribute."""
+    """The loop/memory module: `autodiff,canonicalize,cse`, then `graph-raise-control-flow`,
+    `lower-graph-to-loop` and `canonicalize,cse` again: every graph function a function over
+    memrefs (the calling convention of docs/lowering.md), the variables a `graph.variables`
+    module attribute; each temporary still its own `memory.alloc`."""
     from irkit.runtime import DERIVATIVES_PIPELINE, LOWERING_PIPELINE
     _pass_manager(args, f"{DERIVATIVES_PIPELINE},{LOWERING_PIPELINE}").run(module)
     return module
+
+
+def emit_memory(module, args=None):
+    """`--emit=loop` then `plan-memory`: what the backend compiles, each function's
+    temporaries views of one arena (docs/memory_planning.md)."""
+    emit_loop(module, args)
+    _pass_manager(args, _planning(args)).run(module)
+    return module
+
+
+def _planning(args) -> str:
+    """The planning pipeline, with a remark per function under `--memory-report`."""
+    from irkit.runtime import PLANNING_PIPELINE
+    if args is not None and getattr(args, "memory_report", False):
+        return PLANNING_PIPELINE.replace("plan-memory", "plan-memory{report=true}")
+    return PLANNING_PIPELINE
 
 
 def _pass_manager(args, pipeline: str):
@@ -76,6 +94,7 @@ EMITTERS = {
     "graph": emit_graph,
     "autodiff": emit_autodiff,
     "loop": emit_loop,
+    "memory": emit_memory,
 }
 
 #: --emit stages that produce machine code (or LLVM IR) from the lowered models
@@ -97,6 +116,10 @@ def build_arg_parser() -> argparse.ArgumentParser:
                          "writes NAME.h and NAME.so.json next to it")
     ap.add_argument("-O", dest="opt_level", type=int, default=2, choices=[0, 1, 2, 3],
                     metavar="N", help="LLVM optimization level, -O0..-O3 (default -O2)")
+    ap.add_argument("--memory-report", action="store_true",
+                    help="with --emit=memory|llvm|asm|obj or -o NAME.so: a remark per function "
+                         "on stderr with its arena, the lower bound (the most bytes live at "
+                         "one point) and each buffer live at the peak, at its DSL line")
     ap.add_argument("--mlir-print-debuginfo", action="store_true",
                     help="print the DSL location of every op")
     ap.add_argument("--mlir-print-op-generic", action="store_true",
@@ -137,11 +160,12 @@ def _compile_machine(top, args, filename: str) -> int:
     from irkit.backends import llvm_cpu
     from irkit.runtime import (LOWERING_PIPELINE, flat_module, lower_model_with_graph,
                                write_library)
+    pipeline = f"{LOWERING_PIPELINE},{_planning(args)}"
     emit_autodiff(top, args)
     models = _select_models(top, args, filename)
     if models is None:
         return 1
-    pairs = {name: lower_model_with_graph(mod, pm=_pass_manager(args, LOWERING_PIPELINE))
+    pairs = {name: lower_model_with_graph(mod, pm=_pass_manager(args, pipeline))
              for name, mod in models.items()}
     lowered = {name: p[1] for name, p in pairs.items()}
     t0 = time.perf_counter()

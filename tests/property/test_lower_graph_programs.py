@@ -13,15 +13,17 @@ Two sources of programs:
   argmax of computed values): the lowered code rounds differently (sequential sums, math
   ops rounded once from f64), which may move a value by an ulp but must not change a
   branch.
-- `test_dsl_numpy.programs()`, the DSL's random models, compiled to graph IR; programs
-  that use an op without a lowering yet (the DSL writes `x[..., 0]` as a slice) are
-  skipped.
+- `test_dsl_numpy.programs()`, the DSL's random models, compiled to graph IR, also run
+  through the whole compile pipeline (raising `if`, lowering, tidying, planning memory)
+  under the numeric checker of `--verify-each=numeric`, which compares every function's
+  results, and what it stores in its buffers, before and after each pass.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from irkit.attributes import DenseElementsAttr, StringAttr, TypeAttr, numpy_dtype
 from irkit.builder import Builder
@@ -34,7 +36,9 @@ from irkit.pass_manager import PassManager
 from irkit.symbols import lookup_symbol_in
 from irkit.types import F32, I32, I64, I8, I1, FunctionType, RankedTensorType
 from irkit.dialects.func import FuncOp, ReturnOp
+from irkit.numeric_check import NumericCheckInstrumentation, NumericChecker
 from irkit.passes.lower_graph_to_loop import LowerGraphToLoop
+from irkit.runtime import DERIVATIVES_PIPELINE, LOWERING_PIPELINE, PLANNING_PIPELINE
 from test_dsl_numpy import _concrete, programs as dsl_programs
 
 # ---------------------------------------------------------------------------------------------
@@ -269,22 +273,39 @@ def test_lowered_dsl_programs_match_the_interpreter(data):
     source, _, inputs, n, seed = data.draw(dsl_programs())
     top = compile_source(source, "rand.irk")
     module = model_modules(top)["rand"]
-    assume("graph.slice" not in str(module))            # `x[..., 0]`: not lowered yet
     rng = np.random.default_rng(seed)
     args = [rng.normal(size=_concrete(s, n)).astype(np.float32) for _, s in inputs]
     _run_both(module, "forward", args)
 
 
-def test_unlowered_ops_are_reported_not_miscompiled():
-    """The DSL's slices are the first op without a lowering: an IRError, not a crash."""
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_compile_pipeline_is_numerically_verified_pass_by_pass(data):
+    """Each pass of the compile pipeline, on a random model whose output is sometimes a
+    conditional (switch/merge raised to graph.if, lowered to loop.if), keeps the results
+    the interpreter computes before it; after lowering those are buffer contents."""
     from irkit.dsl import compile_source, model_modules
-    source = "model m {\n  input x: f32[N, 3]\n  out = sum(x, axis=1, keepdims=true)[:, 0]\n" \
+    source, *_ = data.draw(dsl_programs())
+    if data.draw(st.booleans()):
+        head, body = source.split("  out = ")
+        body, tail = body.split("\n", 1)
+        source = f"{head}  out = if sum(in0) < 0.0 {{ {body} }} else {{ -({body}) }}\n{tail}"
+    module = model_modules(compile_source(source, "rand.irk"))["rand"]
+    checker = NumericChecker(trials=1)
+    pm = PassManager.parse(f"{DERIVATIVES_PIPELINE},{LOWERING_PIPELINE},{PLANNING_PIPELINE}")
+    pm.add_instrumentation(NumericCheckInstrumentation(checker))
+    pm.run(module)                     # NumericMismatchError names the first pass that differs
+    assert checker.checked == ["rand::forward"], (checker.skipped, source)
+
+
+def test_unlowered_ops_are_reported_not_miscompiled():
+    """The DSL's `if` is dataflow switch/merge until raised: an IRError naming the op and the
+    pass that fixes it, not a crash or a miscompile."""
+    from irkit.dsl import compile_source, model_modules
+    source = "model m {\n  input x: f32[N]\n  out = if sum(x) < 0.0 { x } else { -x }\n" \
              "  output out\n}"
     module = model_modules(compile_source(source, "m.irk"))["m"]
-    try:
+    with pytest.raises(IRError) as e:
         PassManager().add(LowerGraphToLoop()).run(module)
-    except IRError as e:
-        assert "no lowering for 'graph.slice' yet" in str(e)
-    else:
-        raise AssertionError("graph.slice was lowered")
-
+    assert "cannot lower 'graph.switch'" in str(e.value)
+    assert "graph-raise-control-flow" in str(e.value)

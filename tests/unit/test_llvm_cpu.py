@@ -363,7 +363,7 @@ def test_constants():
 
 # ----- math ---------------------------------------------------------------------------------------
 
-# (op, ulps allowed against the interpreter's correctly rounded f64 computation, input range)
+# (op, ulps allowed against the interpreter's f32 computation in f64, input range)
 MATH_UNARY = [
     ("exp", 2, (-20, 20)), ("exp2", 2, (-20, 20)), ("expm1", 2, (-5, 5)),
     ("log", 2, (1e-3, 1e3)), ("log2", 2, (1e-3, 1e3)), ("log10", 2, (1e-3, 1e3)),
@@ -387,6 +387,10 @@ def test_math_unary(op, ulps, bounds, t, data):
     draw = float_values(scalar, *bounds)
     x = np.array([data.draw(draw) for _ in range(4)], np.float32) if t != scalar else \
         data.draw(draw)
+    if t == "f64" and ulps:
+        # The reference is numpy's own f64 function, which on AVX-512 CPUs is Intel's SVML
+        # (up to 4 ulps, numpy's documented bound), not the C library the code calls.
+        ulps += 4
     same(*both(unary(f"math.{op}", t), "f", x), ulps=ulps)
 
 

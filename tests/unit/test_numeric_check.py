@@ -159,15 +159,48 @@ def test_reference_that_raised_is_skipped():
 
 def test_unsupported_argument_type_skips_the_function():
     m = parse_module("""
-    func.func @u(%m: memref<4xf32>, %x: f32) -> f32 {
+    func.func @u(%m: memref<4xf32, strided<[2]>>, %x: f32) -> f32 {
       return %x : f32
     }""")
-    with pytest.raises(ValueError, match=r"argument #0 of @u.*memref"):
+    with pytest.raises(ValueError, match=r"argument #0 of @u.*strided memref"):
         make_inputs(lookup_symbol_in(m, "u"), np.random.default_rng(0))
     c = NumericChecker()
     c.record(m)
     assert c.skipped["u"].startswith("function skipped")
     assert c.check(m) is None
+
+
+BUFFERS = """
+func.func @scale(%x: memref<?xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %two = arith.constant 2.0 : f32
+  %n = memory.dim %x, 0 : memref<?xf32>
+  loop.for %i = %c0 to %n step %c1 {
+    %v = memory.load %x[%i] : memref<?xf32>
+    %w = arith.mulf %v, %two : f32
+    memory.store %w, %out[%i] : memref<?xf32>
+  }
+  return
+}
+"""
+
+
+def test_functions_over_memrefs_are_compared_on_what_they_store():
+    """Destination-passing style: no results, the output is what the call leaves in %out."""
+    m = parse_module(BUFFERS)
+    c = NumericChecker()
+    c.record(m)
+    assert c.checked == ["scale"]
+    x, out = c.inputs_of("scale")[0]
+    assert x.shape == out.shape == (3,) and x.flags.writeable
+    assert c.check(m) is None
+    replace_op(ops_named(m, "arith.mulf")[0], "arith.addf")
+    mm = c.check(m)
+    assert isinstance(mm, Mismatch) and mm.result_index == 1
+    assert "memref argument #1 after the call" in mm.format()
+    np.testing.assert_allclose(mm.expected, 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(mm.actual, x + 2, rtol=1e-6)
 
 
 def test_inputs_are_deterministic_and_per_function():
