@@ -10,7 +10,8 @@ bigger buffer; the offset and strides count elements). Ops:
 - `memory.subview`: a strided window with static or dynamic offsets, sizes and strides
   (these two in `memory_view.py`);
 - `memory.load` / `memory.store`: one element; `memory.vector_load` / `memory.vector_store`:
-  a 1-D vector of consecutive elements along the last dimension;
+  a 1-D vector of consecutive elements along the last dimension (these four in
+  `memory_access.py`);
 - `memory.copy`: every element of one buffer into another of the same shape;
 - `memory.dim`: the size of one dimension.
 
@@ -32,11 +33,13 @@ shows up in the results.
 
 Files. This module is the dialect's home: the `memory` dialect object, the `MemRef` and
 `ByteBuffer` constraints, effects, the custom-syntax and interpreter helpers every op uses,
-and the ops that allocate, free, read, write, copy and measure buffers. `memory.view`,
-`memory.subview` and the layout arithmetic (`strides_and_offset`, `contiguous_strides`,
-`subview_type`, `byte_size`, `DYNAMIC_INDEX`) are in `memory_view.py`, split off to keep each
-file readable: it builds on this module and is imported at its end, so importing either one
-registers every op, and its public names stay importable from here.
+and the ops that allocate, free, copy and measure buffers. `memory.view`, `memory.subview`
+and the layout arithmetic (`strides_and_offset`, `contiguous_strides`, `subview_type`,
+`byte_size`, `DYNAMIC_INDEX`) are in `memory_view.py`; `memory.load`, `memory.store`,
+`memory.vector_load`, `memory.vector_store` and `EraseUnusedRead` are in `memory_access.py`.
+Both are split off to keep each file readable: they build on this module and are imported at
+its end, so importing any one of them registers every op, and their public names stay
+importable from here.
 """
 
 from __future__ import annotations
@@ -48,8 +51,8 @@ import numpy as np
 from irkit.attributes import IntegerAttr
 from irkit.ir import Operation, Value
 from irkit.opdef import (
-    AnyType, AnyVector, Constraint, Dialect, I64Attr, Index, Op, OptOperand, Operand, Prop,
-    Pure, Result, Terminator, VarOperand, has_trait,
+    Constraint, Dialect, I64Attr, Index, Op, OptOperand, Operand, Prop, Pure, Result, Terminator,
+    VarOperand, has_trait,
 )
 from irkit.rewrite import PatternRewriter, RewritePattern
 from irkit.types import (
@@ -248,9 +251,9 @@ class EraseDeadAlloc(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
         buf = op.results[0]
         users = buf.users
+        stores = (memory_access.StoreOp, memory_access.VectorStoreOp)
         for u in users:
-            if isinstance(u, (StoreOp, VectorStoreOp)) and u.memref is buf \
-                    and u.value is not buf:
+            if isinstance(u, stores) and u.memref is buf and u.value is not buf:
                 continue
             if isinstance(u, CopyOp) and u.target is buf and u.source is not buf:
                 continue
@@ -400,252 +403,6 @@ class DeallocOp(Op):
         _poison(a)
         root = _root(a)
         interp.state.setdefault(_FREED, {})[id(root)] = weakref.ref(root)
-
-
-# ---------------------------------------------------------------------------------------------
-# load, store
-# ---------------------------------------------------------------------------------------------
-
-
-class EraseUnusedRead(RewritePattern):
-    """A load whose value is unused is dead: a read changes nothing (MLIR erases ops whose
-    only effects are reads; the core's dead-code test knows only `Pure`, which a load is not,
-    since it may not move across stores)."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
-        if op.results[0].has_uses():
-            return False
-        rewriter.erase_op(op)
-        return True
-
-
-class _EraseUnusedLoad(EraseUnusedRead):
-    root = "memory.load"
-
-
-class _EraseUnusedVectorLoad(EraseUnusedRead):
-    root = "memory.vector_load"
-
-
-def _verify_indices(op, t: MemRefType, n: int, what: str) -> None:
-    if n != t.rank:
-        raise op.error(f"incorrect number of indices for {what}, expected {t.rank} but got {n}")
-
-
-@memory.op
-class LoadOp(Op):
-    """One element, at one `index` per dimension.
-
-        %x = memory.load %m[%i, %j] : memref<?x4xf32>
-    """
-
-    name = "memory.load"
-    memref = Operand(MemRef)
-    indices = VarOperand(Index)
-    result = Result(AnyType)
-    canonicalization_patterns = (_EraseUnusedLoad,)
-
-    def infer_result_types(self):
-        return [self.memref.type.element]
-
-    def verify_(self):
-        t = self.memref.type
-        _verify_indices(self, t, len(self.indices), "load")
-        if self.result.type is not t.element:
-            raise self.error(f"result type {self.result.type} does not match the memref "
-                             f"element type {t.element}")
-
-    def memory_effects(self):
-        return [(READ, self.memref)]
-
-    @classmethod
-    def parse(cls, p, num_results):
-        ref = p.parse_operand_ref()
-        idx = _parse_refs(p)
-        attrs = p.parse_optional_attr_dict()
-        p.expect(":")
-        t = _parse_memref_type(p)
-        return cls.build(p.resolve(ref, t), _index_refs(p, idx), result_types=[t.element],
-                         attributes=attrs)
-
-    def print(self, p):
-        p.write(f" {p.value(self.memref)}{_indices(p, self.indices)}")
-        p.attr_dict(self)
-        p.write(f" : {self.memref.type}")
-
-    def interpret(self, interp, values):
-        a = values[0]
-        _check_live(interp, self, a)
-        v = a[_checked_index(self, a, values[1:])]
-        return [int(v) if isinstance(self.result.type, IndexType) else v]
-
-
-@memory.op
-class StoreOp(Op):
-    """Writes one element, at one `index` per dimension.
-
-        memory.store %x, %m[%i, %j] : memref<?x4xf32>
-    """
-
-    name = "memory.store"
-    value = Operand(AnyType)
-    memref = Operand(MemRef)
-    indices = VarOperand(Index)
-
-    def infer_result_types(self):
-        return []
-
-    def verify_(self):
-        t = self.memref.type
-        _verify_indices(self, t, len(self.indices), "store")
-        if self.value.type is not t.element:
-            raise self.error(f"value type {self.value.type} does not match the memref element "
-                             f"type {t.element}")
-
-    def memory_effects(self):
-        return [(WRITE, self.memref)]
-
-    @classmethod
-    def parse(cls, p, num_results):
-        val = p.parse_operand_ref()
-        p.expect(",")
-        ref = p.parse_operand_ref()
-        idx = _parse_refs(p)
-        attrs = p.parse_optional_attr_dict()
-        p.expect(":")
-        t = _parse_memref_type(p)
-        return cls.build(p.resolve(val, t.element), p.resolve(ref, t), _index_refs(p, idx),
-                         attributes=attrs)
-
-    def print(self, p):
-        p.write(f" {p.value(self.value)}, {p.value(self.memref)}{_indices(p, self.indices)}")
-        p.attr_dict(self)
-        p.write(f" : {self.memref.type}")
-
-    def interpret(self, interp, values):
-        v, a = values[0], values[1]
-        _check_live(interp, self, a)
-        idx = _checked_index(self, a, values[2:])
-        _writable(self, a)
-        a[idx] = v
-
-
-# ---------------------------------------------------------------------------------------------
-# vector_load, vector_store
-# ---------------------------------------------------------------------------------------------
-
-
-def _verify_vector(op, t: MemRefType, v, n_indices: int, what: str) -> None:
-    if t.rank == 0:
-        raise op.error("requires a memref of rank at least 1")
-    _verify_indices(op, t, n_indices, what)
-    if v.rank != 1 or v.scalable[0]:
-        raise op.error(f"requires a 1-D fixed-length vector, got {v}")
-    if v.element is not t.element:
-        raise op.error(f"vector element type {v.element} does not match the memref element "
-                       f"type {t.element}")
-    last = t.shape[-1]
-    if last is not None and v.shape[0] > last:
-        raise op.error(f"a vector of {v.shape[0]} elements does not fit in the last dimension "
-                       f"(size {last})")
-    layout = memory_view.strides_and_offset(t)
-    if layout is None:
-        raise op.error(f"requires a strided or identity layout, got {t.layout}")
-    if layout[0][-1] not in (None, 1) and v.shape[0] > 1:
-        raise op.error(f"requires a unit stride in the last dimension, got {layout[0][-1]}")
-
-
-@memory.op
-class VectorLoadOp(Op):
-    """A 1-D vector of consecutive elements along the last dimension, starting at the
-    indices (MLIR's vector.load). The elements must lie within the last dimension: anything
-    else is undefined (callers guarantee it; the interpreter checks).
-
-        %v = memory.vector_load %m[%i, %j] : memref<?x8xf32>, vector<8xf32>
-    """
-
-    name = "memory.vector_load"
-    memref = Operand(MemRef)
-    indices = VarOperand(Index)
-    result = Result(AnyVector)
-    canonicalization_patterns = (_EraseUnusedVectorLoad,)
-
-    def verify_(self):
-        _verify_vector(self, self.memref.type, self.result.type, len(self.indices), "load")
-
-    def memory_effects(self):
-        return [(READ, self.memref)]
-
-    @classmethod
-    def parse(cls, p, num_results):
-        ref = p.parse_operand_ref()
-        idx = _parse_refs(p)
-        attrs = p.parse_optional_attr_dict()
-        p.expect(":")
-        t = _parse_memref_type(p)
-        p.expect(",")
-        v = p.parse_type()
-        return cls.build(p.resolve(ref, t), _index_refs(p, idx), result_types=[v],
-                         attributes=attrs)
-
-    def print(self, p):
-        p.write(f" {p.value(self.memref)}{_indices(p, self.indices)}")
-        p.attr_dict(self)
-        p.write(f" : {self.memref.type}, {self.result.type}")
-
-    def interpret(self, interp, values):
-        a = values[0]
-        _check_live(interp, self, a)
-        return [np.array(a[_checked_vector(self, a, values[1:], self.result.type.shape[0])])]
-
-
-@memory.op
-class VectorStoreOp(Op):
-    """Writes a 1-D vector to consecutive elements along the last dimension (MLIR's
-    vector.store); the same bounds rule as `memory.vector_load`.
-
-        memory.vector_store %v, %m[%i, %j] : memref<?x8xf32>, vector<8xf32>
-    """
-
-    name = "memory.vector_store"
-    value = Operand(AnyVector)
-    memref = Operand(MemRef)
-    indices = VarOperand(Index)
-
-    def infer_result_types(self):
-        return []
-
-    def verify_(self):
-        _verify_vector(self, self.memref.type, self.value.type, len(self.indices), "store")
-
-    def memory_effects(self):
-        return [(WRITE, self.memref)]
-
-    @classmethod
-    def parse(cls, p, num_results):
-        val = p.parse_operand_ref()
-        p.expect(",")
-        ref = p.parse_operand_ref()
-        idx = _parse_refs(p)
-        attrs = p.parse_optional_attr_dict()
-        p.expect(":")
-        t = _parse_memref_type(p)
-        p.expect(",")
-        v = p.parse_type()
-        return cls.build(p.resolve(val, v), p.resolve(ref, t), _index_refs(p, idx),
-                         attributes=attrs)
-
-    def print(self, p):
-        p.write(f" {p.value(self.value)}, {p.value(self.memref)}{_indices(p, self.indices)}")
-        p.attr_dict(self)
-        p.write(f" : {self.memref.type}, {self.value.type}")
-
-    def interpret(self, interp, values):
-        v, a = values[0], values[1]
-        _check_live(interp, self, a)
-        idx = _checked_vector(self, a, values[2:], self.value.type.shape[0])
-        _writable(self, a)
-        a[idx] = v
 
 
 # ---------------------------------------------------------------------------------------------
@@ -804,25 +561,33 @@ class DimOp(Op):
 
 
 # ---------------------------------------------------------------------------------------------
-# view, subview and the layout helpers: memory_view.py
+# view, subview and the layout helpers: memory_view.py; load, store and their vector forms:
+# memory_access.py
 # ---------------------------------------------------------------------------------------------
 
-# memory_view builds on this module and registers `memory.view` and `memory.subview` on the
-# dialect above, so it is imported last, as graph.py imports its families. It is imported as a
-# module, not by name: when a program imports memory_view first, this line runs while
-# memory_view is still half-defined, so its names are looked up when used.
+# memory_view and memory_access build on this module and register their ops (`memory.view`,
+# `memory.subview`; `memory.load`, `memory.store`, `memory.vector_load`, `memory.vector_store`)
+# on the dialect above, so they are imported last, as graph.py imports its families;
+# memory_view first, since memory_access uses its layouts. They are imported as modules, not by
+# name: when a program imports one of them first, this line runs while that module is still
+# half-defined, so its names are looked up when used.
 from irkit.dialects import memory_view  # noqa: E402
+from irkit.dialects import memory_access  # noqa: E402
 
-#: names defined in memory_view.py that code imports from here (as it did before the split)
-_FROM_MEMORY_VIEW = frozenset({
-    "DYNAMIC_INDEX", "SubviewOp", "ViewOp", "byte_size", "contiguous_strides",
-    "strides_and_offset", "subview_type",
-})
+#: names defined in memory_view.py and memory_access.py that code imports from here (as it did
+#: before the splits), with the module that defines each
+_REEXPORTED = {
+    **dict.fromkeys(("DYNAMIC_INDEX", "SubviewOp", "ViewOp", "byte_size", "contiguous_strides",
+                     "strides_and_offset", "subview_type"), memory_view),
+    **dict.fromkeys(("EraseUnusedRead", "LoadOp", "StoreOp", "VectorLoadOp", "VectorStoreOp"),
+                    memory_access),
+}
 
 
 def __getattr__(name: str):
-    """Re-exports `_FROM_MEMORY_VIEW` lazily (PEP 562), so that
+    """Re-exports `_REEXPORTED` lazily (PEP 562), so that
     `from irkit.dialects.memory import SubviewOp` works whichever module was imported first."""
-    if name in _FROM_MEMORY_VIEW:
-        return getattr(memory_view, name)
+    module = _REEXPORTED.get(name)
+    if module is not None:
+        return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -240,7 +240,7 @@ class Model:
 
     @classmethod
     def from_runner(cls, name: str, runner, engine: str) -> "Model":
-        """A model over already compiled code (`irkit.runtime.load_library`)."""
+        """A model over already compiled code (`irkit.library.load_library`)."""
         self = cls.__new__(cls)
         self._init_compiled(name, runner, engine)
         return self
@@ -328,5 +328,5 @@ def load_model(path: str | Path, model: str | None = None,
 def load(path: str | Path, model: str | None = None) -> Model:
     """A model of a shared library built by `irkit-compile model.irk -o model.so`, called
     through ctypes; its metadata is read from the sidecar `model.so.json`."""
-    from irkit.runtime import load_library
+    from irkit.library import load_library
     return load_library(path, model)

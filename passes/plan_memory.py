@@ -17,6 +17,7 @@ offset assignment (static best-fit, run-time first-fit), the rewrite (`apply_pla
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 
 from irkit.attributes import IntegerAttr
@@ -36,6 +37,15 @@ from irkit.passes import plan_memory_sizes as sz
 
 #: run-time first fit tries at most this many earlier neighbours' tops; beyond, it stacks
 _MAX_FIT_CANDIDATES = 8
+#: placements the order search tries after the heuristic orders, at most, and fewer for many
+#: slots (a placement costs about slots² steps)
+_SEARCH_BUDGET = 10_000
+_SEARCH_WORK = 20_000_000
+#: the search stops once the arena is within this factor of the peak
+_SEARCH_TARGET = 1.01
+#: the sizes every dynamic size takes, in turn, to find the orders a dynamic plan chooses
+#: from; also each static dimension of the buffers and its neighbours (below)
+_SEARCH_SIZES = (1, 4096)
 
 # ---------------------------------------------------------------------------------------------
 # Liveness
@@ -346,22 +356,33 @@ def _orders(slots: list, sizes: list[int]) -> dict[str, list[int]]:
     }
 
 
-def _place_static(slots: list, sizes: list[int], order: list[int], best_fit: bool) -> list[int]:
+def _conflicts(slots: list) -> list[list[int]]:
+    """For each slot, the slots live at the same time as it (an interval graph)."""
+    return [[j for j, y in enumerate(slots) if j != i and _overlap(x, y)]
+            for i, x in enumerate(slots)]
+
+
+def _place_static(conflicts: list, sizes: list[int], order: list[int], best_fit: bool,
+                  stack_beyond: int | None = None, limit: int | None = None) -> list | None:
     """Offsets, placing slots in `order`: each goes into the smallest (best fit) or lowest
     (first fit) gap between the slots already placed that overlap it in time, sorted by
-    offset, or on top of them all when no gap is big enough."""
-    offsets: list = [None] * len(slots)
-    placed: list[int] = []
+    offset, or on top of them all when no gap is big enough, or when more than
+    `stack_beyond` of them overlap it (what the run-time formula does). None as soon as a
+    slot would end above `limit` (a search discarding a worse order early)."""
+    offsets: list = [None] * len(sizes)
     for i in order:
-        taken = sorted((offsets[j], sizes[j]) for j in placed if _overlap(slots[i], slots[j]))
+        taken = sorted((offsets[j], sizes[j]) for j in conflicts[i] if offsets[j] is not None)
+        stack = stack_beyond is not None and len(taken) > stack_beyond
         prev, best, best_gap = 0, None, None
         for o, n in taken:
             gap = o - prev
-            if gap >= sizes[i] and (best is None or (best_fit and gap < best_gap)):
+            if not stack and gap >= sizes[i] and (best is None or
+                                                  (best_fit and gap < best_gap)):
                 best, best_gap = prev, gap
             prev = max(prev, o + n)
         offsets[i] = prev if best is None else best
-        placed.append(i)
+        if limit is not None and offsets[i] + sizes[i] > limit:
+            return None
     return offsets
 
 
@@ -398,28 +419,187 @@ def _arena_of(slots: list, offsets: list):
     return arena
 
 
+def _arena_static(offsets: list[int], sizes: list[int]) -> int:
+    return max((o + n for o, n in zip(offsets, sizes)), default=0)
+
+
+def _peak(slots: list, sizes: list[int]) -> int:
+    """The most bytes live at one position: no placement needs less."""
+    return max((sum(n for t, n in zip(slots, sizes) if t.start <= p <= t.end)
+                for p in {t.start for t in slots}), default=0)
+
+
+def _best_static(slots: list, sizes: list[int], fits: tuple = (True, False),
+                 stack_beyond: int | None = None) -> tuple:
+    """(arena, strategy, offsets, order) of the best placement found for these sizes: the
+    heuristic orders with each fit of `fits` (True: best fit, False: first fit; both as
+    `_place_static` with `stack_beyond`), then, while
+    the arena is more than _SEARCH_TARGET times the peak, a randomized search: alternately
+    one slot of the best order moved to another place and a fresh random order (restarts:
+    moves alone get stuck), each kept when the arena does not grow (so plateaus are
+    crossed), for at most _SEARCH_BUDGET placements. Seeded by the slot count:
+    deterministic."""
+    conflicts = _conflicts(slots)
+    best = None
+    for name, order in _orders(slots, sizes).items():
+        for best_fit in fits:
+            offsets = _place_static(conflicts, sizes, order, best_fit, stack_beyond)
+            arena = _arena_static(offsets, sizes)
+            if best is None or arena < best[0]:
+                best = (arena, name, offsets, order, best_fit)
+    arena, name, offsets, order, best_fit = best
+    target = _SEARCH_TARGET * _peak(slots, sizes)
+    rng = random.Random(len(slots))
+    searched = False
+    budget = min(_SEARCH_BUDGET, _SEARCH_WORK // len(slots) ** 2) if len(order) > 2 else 0
+    for k in range(budget):
+        if arena <= target:
+            break
+        cand = list(order)
+        if k % 2:                               # a fresh random order (a restart)
+            rng.shuffle(cand)
+        else:                                   # or one slot of the best moved elsewhere
+            cand.insert(rng.randrange(len(cand)), cand.pop(rng.randrange(len(cand))))
+        offs = _place_static(conflicts, sizes, cand, best_fit, stack_beyond, limit=arena)
+        if offs is not None:
+            a = _arena_static(offs, sizes)
+            searched |= a < arena
+            arena, offsets, order = a, offs, cand
+    fit = "best fit" if best_fit else "first fit"
+    strategy = f"{name}, {fit}" + (", improved by search" if searched else "")
+    return arena, strategy, offsets, order
+
+
+def _search_sizes(plan: FunctionPlan) -> list[int]:
+    """Where the order of the slots' sizes can change: sizes are products of dynamic and
+    static dimensions, so one buffer overtakes another as a dynamic size passes a static
+    one (`T*T` against `T*32` at 32). Each static dimension above 1, one less and one more,
+    and _SEARCH_SIZES and the hint for the extremes."""
+    dims = {d for b in plan.buffers for d in b.alloc.memref.type.shape
+            if d is not None and d > 1}
+    return sorted({*_SEARCH_SIZES, plan.hint, *dims, *(d - 1 for d in dims),
+                   *(d + 1 for d in dims)})
+
+
+def _cover(slots: list, candidates: list, at: list[list[int]]) -> list:
+    """The fewest candidate orders (greedy set cover) such that at each size vector of `at`
+    one of them is within _SEARCH_TARGET of the best candidate there: each order chosen
+    becomes run-time code, so orders that never win are left out."""
+    conflicts = _conflicts(slots)
+    arenas = [[_arena_static(_place_static(conflicts, sizes, order, False,
+                                           _MAX_FIT_CANDIDATES), sizes) for sizes in at]
+              for order in candidates]
+    best = [min(a[k] for a in arenas) for k in range(len(at))]
+    good = [{k for k, a in enumerate(row) if a <= _SEARCH_TARGET * best[k]} for row in arenas]
+    left, chosen = set(range(len(at))), []
+    while left:
+        c = max(range(len(candidates)), key=lambda c: (len(good[c] & left), -c))
+        chosen.append(candidates[c])
+        left -= good[c]
+    return chosen
+
+
+def _dim_symbol(v: Value):
+    """What a run-time size stands for: the model's symbol (`"B"`) when it is a dimension of
+    an argument whose `graph.dims` names one (such sizes are equal by the calling
+    convention, checked at entry), else the value itself."""
+    op = v.owner if not isinstance(v, BlockArgument) else None
+    if op is None or op.name != "memory.dim" or not isinstance(op.operands[0], BlockArgument):
+        return v
+    arg = op.operands[0]
+    attrs = arg.owner.parent_op.properties.get("arg_attrs") if arg.owner.parent_op else None
+    if attrs is None or arg.index >= len(attrs.value):
+        return v
+    dims = dict(attrs.value[arg.index].value).get("graph.dims")
+    axis = op.properties["axis"].value
+    if dims is None or axis >= len(dims.value):
+        return v
+    name = dims.value[axis].value
+    return name if isinstance(name, str) else v
+
+
+_INDEX_OPS = {
+    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: max(a - b, 0),
+    "arith.muli": lambda a, b: a * b, "arith.divui": lambda a, b: a // max(b, 1),
+    "arith.ceildivui": lambda a, b: -(-a // max(b, 1)), "arith.maxui": max,
+    "arith.minui": min, "arith.maxsi": max, "arith.minsi": min,
+    "arith.divsi": lambda a, b: a // max(b, 1), "arith.ceildivsi": lambda a, b: -(-a // max(b, 1)),
+    "arith.select": lambda c, a, b: a if c else b,
+}
+_CMPI = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b,
+         3: lambda a, b: a <= b, 4: lambda a, b: a > b, 5: lambda a, b: a >= b,
+         6: lambda a, b: a < b, 7: lambda a, b: a <= b, 8: lambda a, b: a > b,
+         9: lambda a, b: a >= b}
+
+
+def size_leaves(v: Value, out: dict) -> None:
+    """The independent run-time sizes `v` is computed from: model symbols (`_dim_symbol`)
+    through constants and the index arithmetic of `_INDEX_OPS` and `arith.cmpi`; any other
+    value is a leaf of its own. (`sizes_at` in `_assign_offsets` varies only these.)"""
+    symbol = _dim_symbol(v)
+    op = None if isinstance(v, BlockArgument) else v.owner
+    if isinstance(symbol, str) or op is None or \
+            (op.name not in _INDEX_OPS and op.name not in ("arith.cmpi", "arith.constant")):
+        out[symbol] = None
+        return
+    for x in op.operands:
+        size_leaves(x, out)
+
+
+def size_value(v: Value, leaves: dict, memo: dict) -> int:
+    """`v` when the leaves of `size_leaves` have the values in `leaves`."""
+    if v in memo:
+        return memo[v]
+    symbol = _dim_symbol(v)
+    if symbol in leaves:
+        r = leaves[symbol]
+    elif v.owner.name == "arith.constant":
+        r = v.owner.properties["value"].value
+    else:
+        args = [size_value(x, leaves, memo) for x in v.owner.operands]
+        r = _CMPI[v.owner.properties["predicate"].value](*args) \
+            if v.owner.name == "arith.cmpi" else _INDEX_OPS[v.owner.name](*args)
+    memo[v] = r
+    return r
+
+
 def _assign_offsets(plan: FunctionPlan) -> None:
-    """Static sizes: try every order with best and first fit, keep the smallest arena.
-    Dynamic sizes: the first-fit formula of every order, and at run time the offsets of the
-    one whose arena is smallest (orders that give the same formula cost nothing extra)."""
+    """Static sizes: `_best_static`. Dynamic sizes: candidate orders (the heuristic orders
+    at the hint, and the order `_best_static` finds with every dynamic size set to each of
+    `_search_sizes`), the fewest of them that are near the best at each of those sizes and
+    along a geometric grid up to 8192, four sizes an octave (`_cover`), the first-fit
+    formula of each, and at run time the offsets of the one whose arena is smallest."""
     slots = plan.slots
     if not slots:
         return
-    env = plan.env()
-    orders = _orders(slots, [sz.evaluate(s.size, env) for s in slots])
     if plan.is_static():
         sizes = [s.size for s in slots]
-        best = None
-        for name, order in orders.items():
-            for fit, best_fit in (("best fit", True), ("first fit", False)):
-                offsets = _place_static(slots, sizes, order, best_fit)
-                arena = _arena_of(slots, offsets)
-                if best is None or arena < best[0]:
-                    best = (arena, f"{name}, {fit}", offsets)
-        plan.arena, plan.strategy, offsets = best
+        plan.arena, plan.strategy, offsets, _ = _best_static(slots, sizes)
     else:
+        leaves: dict = {}
+        for v in plan.env():
+            size_leaves(v, leaves)
+        symbols = sorted(leaves, key=str)
+
+        def sizes_at(n) -> list[int]:
+            """The slots' sizes with every dynamic size n, or each symbol its own of n's."""
+            value = dict(zip(symbols, n)) if isinstance(n, tuple) else dict.fromkeys(symbols, n)
+            memo: dict = {}
+            env = {v: size_value(v, value, memo) for v in plan.env()}
+            return [sz.evaluate(s.size, env) for s in slots]
+        grid = sorted({*_search_sizes(plan), *(round(2 ** (k / 4)) for k in range(53))})
+        searched: list = list(_search_sizes(plan))
+        mixed: list = []
+        if len(symbols) > 1:                     # sizes that differ from one another too
+            rng = random.Random(len(symbols))
+            mixed = [tuple(rng.choice(grid) for _ in symbols) for _ in range(80)]
+            searched += mixed[:16]
+        candidates = list(_orders(slots, sizes_at(plan.hint)).values())
+        candidates += [_best_static(slots, sizes_at(n), (False,), _MAX_FIT_CANDIDATES)[3]
+                       for n in searched]
+        chosen = _cover(slots, candidates, [sizes_at(n) for n in grid + mixed])
         offsets = arena = None
-        for order in orders.values():
+        for order in chosen:
             mine = _place_dynamic(slots, order)
             size = _arena_of(slots, mine)
             if offsets is None:
@@ -429,8 +609,11 @@ def _assign_offsets(plan: FunctionPlan) -> None:
             offsets = [sz.select(keep, a, b) for a, b in zip(offsets, mine)]
             arena = sz.select(keep, arena, size)
         plan.arena = arena
-        plan.strategy = ("first fit in size, program and lifetime order, the smallest "
-                         "chosen at run time")
+        found = f"of {len(candidates)} orders found at {len(searched)} sizes"
+        plan.strategy = (f"first fit in {len(chosen)} orders ({found}), the smallest chosen "
+                         "at run time" if len(chosen) > 1 else
+                         f"first fit in one order ({found}; within 1% of the best of "
+                         "them at every size tried)")
     for s, o in zip(slots, offsets):
         s.offset = o
 

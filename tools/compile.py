@@ -15,7 +15,7 @@
 Each IR `--emit` stage is one row of `EMITTERS`: a function from the compiled top-level module
 (and the pass manager options) to the op to print. The machine-code stages (`llvm`, `asm`,
 `obj`, and `-o *.so`) compile one flat module of every model's lowered functions, each
-renamed `<model>_<function>` so that several models share one library (irkit.runtime).
+renamed `<model>_<function>` so that several models share one library (irkit.library).
 The passes run through irkit-opt's pass manager (`tools/opt.build_pass_manager`), so
 `--mlir-timing` and the `--mlir-print-ir-*` flags behave as there.
 Errors (DSL or pass failures) are printed as located diagnostics on stderr, exit code 1; bad
@@ -158,8 +158,8 @@ def _compile_machine(top, args, filename: str) -> int:
     """`--emit=llvm|asm|obj` and `-o NAME.so`: lower every selected model, then one flat
     module of `<model>_<function>` symbols through the LLVM backend."""
     from irkit.backends import llvm_cpu
-    from irkit.runtime import (LOWERING_PIPELINE, flat_module, lower_model_with_graph,
-                               write_library)
+    from irkit.library import flat_module, write_library
+    from irkit.runtime import LOWERING_PIPELINE, lower_model_with_graph
     pipeline = f"{LOWERING_PIPELINE},{_planning(args)}"
     emit_autodiff(top, args)
     models = _select_models(top, args, filename)

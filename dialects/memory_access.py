@@ -1,0 +1,288 @@
+"""`memory.load` / `memory.store` and `memory.vector_load` / `memory.vector_store`: the
+`memory` dialect's ops that read and write elements of a buffer.
+
+These are the dialect's element accesses: one element at one `index` per dimension (MLIR's
+`memref.load` / `memref.store`), or a 1-D vector of consecutive elements along the last
+dimension (MLIR's `vector.load` / `vector.store`). They sit apart from `memory.py` so that
+the dialect's home stays about allocation, copies and effects. This module holds:
+
+- `EraseUnusedRead`: the canonicalization that erases a load or vector load whose value is
+  unused (a read changes nothing, but is not `Pure`, so dead-code elimination keeps it).
+- `memory.load` / `memory.store`, with the index-count check they share with the vector ops.
+- `memory.vector_load` / `memory.vector_store`, which also require a 1-D fixed-length vector
+  of the memref's element type that fits in the last dimension, at a unit stride there.
+
+Their reference semantics index the numpy array of the buffer: an index out of bounds, a
+vector past the end of the last dimension or over a non-unit stride, a write to a read-only
+buffer or an access after `dealloc` is an `InterpreterError` naming the op.
+
+Imports. This module builds on `memory.py` (the dialect object, the `MemRef` constraint, the
+effect names, custom-syntax and interpreter helpers) and on `memory_view.py` (layouts), and
+registers its four ops on that one `memory` dialect; `memory.py` imports this module at its
+end, after `memory_view`. Importing any of the three modules, or a lazy lookup of any
+`memory.*` op, therefore registers all of the dialect's ops. Every public name here is also
+importable from `irkit.dialects.memory`, where code imported it before the split.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irkit.ir import Operation
+from irkit.opdef import AnyType, AnyVector, Index, Op, Operand, Result, VarOperand
+from irkit.rewrite import PatternRewriter, RewritePattern
+from irkit.types import IndexType, MemRefType
+from irkit.dialects.memory import (
+    READ, WRITE, MemRef, _check_live, _checked_index, _checked_vector, _index_refs, _indices,
+    _parse_memref_type, _parse_refs, _writable, memory,
+)
+# As a module, not by name: when a program imports memory_view first, this module is imported
+# from the end of memory.py while memory_view is still half-defined (see memory.py).
+from irkit.dialects import memory_view
+
+
+# ---------------------------------------------------------------------------------------------
+# load, store
+# ---------------------------------------------------------------------------------------------
+
+
+class EraseUnusedRead(RewritePattern):
+    """A load whose value is unused is dead: a read changes nothing (MLIR erases ops whose
+    only effects are reads; the core's dead-code test knows only `Pure`, which a load is not,
+    since it may not move across stores)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        if op.results[0].has_uses():
+            return False
+        rewriter.erase_op(op)
+        return True
+
+
+class _EraseUnusedLoad(EraseUnusedRead):
+    root = "memory.load"
+
+
+class _EraseUnusedVectorLoad(EraseUnusedRead):
+    root = "memory.vector_load"
+
+
+def _verify_indices(op, t: MemRefType, n: int, what: str) -> None:
+    if n != t.rank:
+        raise op.error(f"incorrect number of indices for {what}, expected {t.rank} but got {n}")
+
+
+@memory.op
+class LoadOp(Op):
+    """One element, at one `index` per dimension.
+
+        %x = memory.load %m[%i, %j] : memref<?x4xf32>
+    """
+
+    name = "memory.load"
+    memref = Operand(MemRef)
+    indices = VarOperand(Index)
+    result = Result(AnyType)
+    canonicalization_patterns = (_EraseUnusedLoad,)
+
+    def infer_result_types(self):
+        return [self.memref.type.element]
+
+    def verify_(self):
+        t = self.memref.type
+        _verify_indices(self, t, len(self.indices), "load")
+        if self.result.type is not t.element:
+            raise self.error(f"result type {self.result.type} does not match the memref "
+                             f"element type {t.element}")
+
+    def memory_effects(self):
+        return [(READ, self.memref)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        ref = p.parse_operand_ref()
+        idx = _parse_refs(p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = _parse_memref_type(p)
+        return cls.build(p.resolve(ref, t), _index_refs(p, idx), result_types=[t.element],
+                         attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.memref)}{_indices(p, self.indices)}")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}")
+
+    def interpret(self, interp, values):
+        a = values[0]
+        _check_live(interp, self, a)
+        v = a[_checked_index(self, a, values[1:])]
+        return [int(v) if isinstance(self.result.type, IndexType) else v]
+
+
+@memory.op
+class StoreOp(Op):
+    """Writes one element, at one `index` per dimension.
+
+        memory.store %x, %m[%i, %j] : memref<?x4xf32>
+    """
+
+    name = "memory.store"
+    value = Operand(AnyType)
+    memref = Operand(MemRef)
+    indices = VarOperand(Index)
+
+    def infer_result_types(self):
+        return []
+
+    def verify_(self):
+        t = self.memref.type
+        _verify_indices(self, t, len(self.indices), "store")
+        if self.value.type is not t.element:
+            raise self.error(f"value type {self.value.type} does not match the memref element "
+                             f"type {t.element}")
+
+    def memory_effects(self):
+        return [(WRITE, self.memref)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        val = p.parse_operand_ref()
+        p.expect(",")
+        ref = p.parse_operand_ref()
+        idx = _parse_refs(p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = _parse_memref_type(p)
+        return cls.build(p.resolve(val, t.element), p.resolve(ref, t), _index_refs(p, idx),
+                         attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.value)}, {p.value(self.memref)}{_indices(p, self.indices)}")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}")
+
+    def interpret(self, interp, values):
+        v, a = values[0], values[1]
+        _check_live(interp, self, a)
+        idx = _checked_index(self, a, values[2:])
+        _writable(self, a)
+        a[idx] = v
+
+
+# ---------------------------------------------------------------------------------------------
+# vector_load, vector_store
+# ---------------------------------------------------------------------------------------------
+
+
+def _verify_vector(op, t: MemRefType, v, n_indices: int, what: str) -> None:
+    if t.rank == 0:
+        raise op.error("requires a memref of rank at least 1")
+    _verify_indices(op, t, n_indices, what)
+    if v.rank != 1 or v.scalable[0]:
+        raise op.error(f"requires a 1-D fixed-length vector, got {v}")
+    if v.element is not t.element:
+        raise op.error(f"vector element type {v.element} does not match the memref element "
+                       f"type {t.element}")
+    last = t.shape[-1]
+    if last is not None and v.shape[0] > last:
+        raise op.error(f"a vector of {v.shape[0]} elements does not fit in the last dimension "
+                       f"(size {last})")
+    layout = memory_view.strides_and_offset(t)
+    if layout is None:
+        raise op.error(f"requires a strided or identity layout, got {t.layout}")
+    if layout[0][-1] not in (None, 1) and v.shape[0] > 1:
+        raise op.error(f"requires a unit stride in the last dimension, got {layout[0][-1]}")
+
+
+@memory.op
+class VectorLoadOp(Op):
+    """A 1-D vector of consecutive elements along the last dimension, starting at the
+    indices (MLIR's vector.load). The elements must lie within the last dimension: anything
+    else is undefined (callers guarantee it; the interpreter checks).
+
+        %v = memory.vector_load %m[%i, %j] : memref<?x8xf32>, vector<8xf32>
+    """
+
+    name = "memory.vector_load"
+    memref = Operand(MemRef)
+    indices = VarOperand(Index)
+    result = Result(AnyVector)
+    canonicalization_patterns = (_EraseUnusedVectorLoad,)
+
+    def verify_(self):
+        _verify_vector(self, self.memref.type, self.result.type, len(self.indices), "load")
+
+    def memory_effects(self):
+        return [(READ, self.memref)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        ref = p.parse_operand_ref()
+        idx = _parse_refs(p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = _parse_memref_type(p)
+        p.expect(",")
+        v = p.parse_type()
+        return cls.build(p.resolve(ref, t), _index_refs(p, idx), result_types=[v],
+                         attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.memref)}{_indices(p, self.indices)}")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}, {self.result.type}")
+
+    def interpret(self, interp, values):
+        a = values[0]
+        _check_live(interp, self, a)
+        return [np.array(a[_checked_vector(self, a, values[1:], self.result.type.shape[0])])]
+
+
+@memory.op
+class VectorStoreOp(Op):
+    """Writes a 1-D vector to consecutive elements along the last dimension (MLIR's
+    vector.store); the same bounds rule as `memory.vector_load`.
+
+        memory.vector_store %v, %m[%i, %j] : memref<?x8xf32>, vector<8xf32>
+    """
+
+    name = "memory.vector_store"
+    value = Operand(AnyVector)
+    memref = Operand(MemRef)
+    indices = VarOperand(Index)
+
+    def infer_result_types(self):
+        return []
+
+    def verify_(self):
+        _verify_vector(self, self.memref.type, self.value.type, len(self.indices), "store")
+
+    def memory_effects(self):
+        return [(WRITE, self.memref)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        val = p.parse_operand_ref()
+        p.expect(",")
+        ref = p.parse_operand_ref()
+        idx = _parse_refs(p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = _parse_memref_type(p)
+        p.expect(",")
+        v = p.parse_type()
+        return cls.build(p.resolve(val, v), p.resolve(ref, t), _index_refs(p, idx),
+                         attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.value)}, {p.value(self.memref)}{_indices(p, self.indices)}")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}, {self.value.type}")
+
+    def interpret(self, interp, values):
+        v, a = values[0], values[1]
+        _check_live(interp, self, a)
+        idx = _checked_vector(self, a, values[2:], self.value.type.shape[0])
+        _writable(self, a)
+        a[idx] = v
+
