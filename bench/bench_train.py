@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
-"""Training-step benchmark: examples/mlp.irk in dev mode against numpy and PyTorch.
+"""Training-step benchmark: examples/mlp.irk in dev mode and compiled against numpy and PyTorch.
 
-    python bench/bench_train.py [--batches 32,256] [--repeat 30]
+    python bench/bench_train.py [--batches 32,256] [--repeat 30] [--engines interpreter,jit]
 
 One step is forward, backward and an Adam update of the four parameters of the MLP
 (64 -> 128 -> 10, ReLU, mean softmax cross-entropy, integer labels). Per batch size it
 reports the best time of `--repeat` steps for:
 
-- **irkit**: `Model.train_step` in the interpreter (the `@train_step` function that the
-  `train` clause becomes: forward graph, backward graph built by the autodiff pass,
-  optimizer update as graph ops and variable assignments; one numpy call per op);
+- **irkit** per engine: `Model.train_step` (the `@train_step` function that the `train`
+  clause becomes: forward graph, backward graph built by the autodiff pass, optimizer
+  update as graph ops and variable assignments) in the interpreter (`interpreter`: one
+  numpy call per op) and compiled by the LLVM backend in process (`jit`: lowered to loops,
+  memory planned, -O2 for the host CPU, one thread);
 - **numpy**: the same step written by hand (what a person would write without a framework);
 - **torch**: `torch.nn.functional` forward, `loss.backward()`, `torch.optim.Adam.step()`,
   when PyTorch is installed (float32, CPU, threads as PyTorch sets them).
 
-Ratios are peer time / irkit time (1.0: as fast as the peer). All three start from the same
+Ratios are peer time / irkit time (1.0: as fast as the peer), for each engine. All three start from the same
 parameters, and the loss after the timed steps is printed for each as a sanity check: they
 run the same number of steps on the same batch, so the losses agree to float32 rounding.
 It is a benchmark, not a test: it never fails on its numbers.
@@ -98,34 +100,39 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batches", default="32,256")
     ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--engines", default="interpreter,jit",
+                    help="irkit engines to time (interpreter, jit)")
     args = ap.parse_args()
+    engines = args.engines.split(",")
     print(f"MLP 64-128-10 training step (forward + backward + Adam) on {platform.machine()}, "
           f"python {platform.python_version()}, numpy {np.__version__}")
-    header = f"{'batch':>6} {'irkit':>10} {'numpy':>10} {'torch':>10} " \
-             f"{'numpy/irkit':>12} {'torch/irkit':>12}   final loss irkit / numpy / torch"
-    print(header)
+    models = {e: irkit.load_model(ROOT / "examples" / "mlp.irk", engine=e) for e in engines}
+    print(f"{'batch':>6} {'engine':>12} {'irkit':>10} {'numpy':>10} {'torch':>10} "
+          f"{'numpy/irkit':>12} {'torch/irkit':>12}   final loss irkit / numpy / torch")
     for n in (int(b) for b in args.batches.split(",")):
         rng = np.random.default_rng(0)
         x = rng.normal(size=(n, 64)).astype(np.float32)
         labels = rng.integers(0, 10, size=n).astype(np.int32)
-        model = irkit.load_model(ROOT / "examples" / "mlp.irk")
-        params = {k: np.array(model.variables[k]) for k in ("w1", "b1", "w2", "b2")}
-        t_ir, loss_ir = best(lambda: float(model.train_step(x=x, labels=labels)["loss"]),
-                             args.repeat)
+        fresh = irkit.load_model(ROOT / "examples" / "mlp.irk")
+        params = {k: np.array(fresh.variables[k]) for k in ("w1", "b1", "w2", "b2")}
         ref = NumpyMLP(params)
         t_np, loss_np = best(lambda: ref.step(x, labels), args.repeat)
+        t_t = loss_t = None
         torch_fn = torch_step_fn(params)
         if torch_fn is not None:
             step, torch = torch_fn
             tx, tl = torch.from_numpy(x), torch.from_numpy(labels.astype(np.int64))
             t_t, loss_t = best(lambda: step(tx, tl), args.repeat)
-            torch_cols = f"{t_t * 1e3:8.2f}ms"
-            ratio_t = f"{t_t / t_ir:12.2f}"
-            loss_t_s = f"{loss_t:.5f}"
-        else:
-            torch_cols, ratio_t, loss_t_s = f"{'-':>10}", f"{'-':>12}", "-"
-        print(f"{n:6} {t_ir * 1e3:8.2f}ms {t_np * 1e3:8.2f}ms {torch_cols:>10} "
-              f"{t_np / t_ir:12.2f} {ratio_t}   {loss_ir:.5f} / {loss_np:.5f} / {loss_t_s}")
+        for engine, model in models.items():
+            for k in fresh.variables:                # every engine from the same state
+                model.variables[k] = np.array(fresh.variables[k])
+            t_ir, loss_ir = best(lambda: float(model.train_step(x=x, labels=labels)["loss"]),
+                                 args.repeat)
+            torch_cols = f"{t_t * 1e3:8.2f}ms" if t_t is not None else f"{'-':>10}"
+            ratio_t = f"{t_t / t_ir:12.2f}" if t_t is not None else f"{'-':>12}"
+            loss_t_s = f"{loss_t:.5f}" if loss_t is not None else "-"
+            print(f"{n:6} {engine:>12} {t_ir * 1e3:8.3f}ms {t_np * 1e3:8.3f}ms {torch_cols:>10} "
+                  f"{t_np / t_ir:12.2f} {ratio_t}   {loss_ir:.5f} / {loss_np:.5f} / {loss_t_s}")
     return 0
 
 
