@@ -1,13 +1,18 @@
 """Shared libraries of compiled models: one `.so` of every model's functions (symbols
-`<model>_<function>`), a C header, checked entry points, and the metadata `irkit.load` reads.
+`<model>_<function>`), a C header, checked entry points, the models' variables, and the
+metadata `irkit.load` reads.
 
     write_library(lowered, "model.so")           # model.so + model.h + model.so.json
     model = load_library("model.so", model="mlp")
 
 The header declares a memref descriptor struct per element type and rank, each function's
-plain entry point and a `_checked` one (C code compiled with the system compiler and linked
-in) that validates every buffer's rank, sizes, symbolic-dimension agreement and contiguity,
-and returns nonzero with a message for `irkit_last_error()`.
+plain entry point, a `_checked` one that validates every buffer's rank, sizes,
+symbolic-dimension agreement and contiguity and returns nonzero with a message for
+`irkit_last_error()`, a `_run` one over the library's own copy of the variables, and the
+functions that initialize, enumerate, get and set that copy. All but the plain entry points
+are C code (`irkit.library_c`) compiled with the system compiler and linked in. The Python
+side (`load_library`) calls the plain entry points with numpy arrays for the variables, as
+the JIT does, and leaves the library's copy alone.
 
 A library's metadata is a sidecar JSON file next to it (`model.so.json`): per model, the
 lowered module's text (function symbols renamed `<model>_<function>`) and the graph module's
@@ -22,7 +27,9 @@ import json
 import os
 
 from irkit.ir import Operation
-from irkit.runtime import CompiledRunner, Entry, variable_specs
+from irkit.library_c import c_header, c_source, compile_c
+from irkit.runtime import CompiledRunner
+
 
 def flat_module(lowered: dict[str, Operation]) -> Operation:
     """One `builtin.module` of every model's functions, renamed `<model>_<function>`."""
@@ -50,185 +57,6 @@ def renamed(model: str, mod: Operation) -> Operation:
     return c
 
 
-_C_TYPES = {"f32": "float", "f64": "double", "f16": "uint16_t", "i1": "uint8_t",
-            "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
-            "index": "int64_t"}
-
-
-def _desc_name(t) -> str:
-    return f"irkit_memref_{t.element}_{len(t.shape)}d"
-
-
-def _c_type(t) -> str:
-    from irkit.types import MemRefType
-    if isinstance(t, MemRefType):
-        return _desc_name(t) + " *"
-    return _C_TYPES.get(str(t), "void *") + " "
-
-
-def c_header(lowered: dict[str, Operation], guard: str = "IRKIT_MODEL_H") -> str:
-    """The C header of a library written by `write_library`: descriptor typedefs, then per
-    model and function a comment block (inputs, outputs, variables) and the prototype."""
-    from irkit.types import MemRefType
-    descs: dict[str, tuple] = {}
-    body = []
-    for model, mod in lowered.items():
-        body.append(f"/* ---- model {model} " + "-" * max(0, 72 - len(model)) + " */")
-        body.append("/* Variables (the caller owns their storage across calls; initial values "
-                    "are in the\n * sidecar JSON's IR, attribute graph.variables):")
-        for name, shape, dtype, _ in variable_specs(mod):
-            body.append(f" *   {name}: {dtype.name}{list(shape)}")
-        body.append(" */")
-        for fn in mod.regions[0].blocks[0].ops:
-            if fn.name != "func.func" or not fn.regions[0].blocks:
-                continue
-            e = Entry(fn)
-            ftype = fn.properties["function_type"].value
-            attrs = fn.properties.get("arg_attrs")
-            lines = [f"/* {model}_{e.name}: call with, in this order:"]
-            params = []
-            for i, t in enumerate(ftype.inputs):
-                if isinstance(t, MemRefType):
-                    descs[_desc_name(t)] = (t.element, len(t.shape))
-                d = attrs[i].value if attrs is not None else {}
-                pname = (d["graph.name"].value if "graph.name" in d else
-                         d["graph.variable"].value if "graph.variable" in d else f"arg{i}")
-                dims = ([a.value for a in d["graph.dims"]] if "graph.dims" in d else
-                        ["?" if s is None else s for s in t.shape])
-                dims_s = "[" + ", ".join(map(str, dims)) + "]"
-                if "graph.output" in d:
-                    role = f"output {d['graph.output'].value}"
-                    if "graph.dims" not in d and any(s is None for s in t.shape):
-                        dims_s += " (shape not derived: see the function's IR)"
-                elif "graph.variable" in d:
-                    role = "variable"
-                else:
-                    role = "input"
-                lines.append(f" *   {role:<9} {pname}: {t.element}{dims_s}")
-                params.append(f"{_c_type(t)}{_c_ident(pname)}")
-            lines.append(" * Outputs are allocated by the caller with the shapes above and are "
-                         "written\n * completely; variables are read and updated in place. */")
-            body.extend(lines)
-            body.append(f"void {model}_{e.name}({', '.join(params) or 'void'});")
-            body.append("/* The same call, checked first: null descriptors, every static size, "
-                        "symbolic sizes\n * consistent across the arguments, row-major "
-                        "strides. Returns 0, or nonzero without\n * running with the reason "
-                        "in irkit_last_error(). */")
-            body.append(f"int {model}_{e.name}_checked({', '.join(params) or 'void'});")
-            body.append("")
-    out = ["/* Generated by irkit-compile: the C interface of the models in this library. */",
-           f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "",
-           "/* Shapes are NOT checked by the plain entry points (`model_fn`): the caller",
-           " * guarantees that every buffer has the static and symbolic sizes (N, ...) declared",
-           " * below, is contiguous row-major (strides in elements), and that buffers do not",
-           " * overlap. The `model_fn_checked` entry points check sizes and strides (not",
-           " * overlap) and return nonzero with a message readable by irkit_last_error().",
-           " * Element (i0, ..., iR-1) is at aligned[offset + sum(ik * strides[k])]. */",
-           "", "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
-    for name, (elem, rank) in sorted(descs.items()):
-        ct = _C_TYPES.get(str(elem), "void")
-        arrays = f" int64_t sizes[{rank}]; int64_t strides[{rank}];" if rank else ""
-        out.append(f"typedef struct {{ {ct} *allocated; {ct} *aligned; int64_t offset;"
-                   f"{arrays} }} {name};")
-    out += ["", "/* Why the last failed `_checked` call (on this thread) returned nonzero. */",
-            "const char *irkit_last_error(void);", ""]
-    out.extend(body)
-    out += ["#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
-    return "\n".join(out)
-
-
-def c_checks_source(lowered: dict[str, Operation], header: str) -> str:
-    """C source of the `<model>_<fn>_checked` wrappers and `irkit_last_error`."""
-    from irkit.types import MemRefType
-    out = ["/* Generated by irkit-compile: checked entry points. */", "#include <stdio.h>",
-           "#include <stdint.h>", f'#include "{header}"', "",
-           "static _Thread_local char irkit_error[512];",
-           "const char *irkit_last_error(void) { return irkit_error; }", "",
-           "#define IRKIT_FAIL(...) do { snprintf(irkit_error, sizeof irkit_error, "
-           "__VA_ARGS__); return 1; } while (0)", ""]
-    for model, mod in lowered.items():
-        for fn in mod.regions[0].blocks[0].ops:
-            if fn.name != "func.func" or not fn.regions[0].blocks:
-                continue
-            name = f"{model}_{fn.properties['sym_name'].value}"
-            ftype = fn.properties["function_type"].value
-            attrs = fn.properties.get("arg_attrs")
-            params, names, checks, symbols = [], [], [], {}
-            for i, t in enumerate(ftype.inputs):
-                d = attrs[i].value if attrs is not None else {}
-                pname = _c_ident(d["graph.name"].value if "graph.name" in d else
-                                 d["graph.variable"].value if "graph.variable" in d else
-                                 f"arg{i}")
-                params.append(f"{_c_type(t)}{pname}")
-                names.append(pname)
-                if not isinstance(t, MemRefType):
-                    continue
-                checks.append(f'  if (!{pname} || !{pname}->aligned) IRKIT_FAIL("{name}: '
-                              f'argument \'{pname}\' is a null buffer");')
-                dims = [a.value for a in d["graph.dims"]] if "graph.dims" in d else None
-                rank = len(t.shape)
-                for k, s in enumerate(t.shape):
-                    sym = dims[k] if dims is not None else None
-                    if s is not None:
-                        checks.append(
-                            f"  if ({pname}->sizes[{k}] != {s}) IRKIT_FAIL(\"{name}: argument "
-                            f"'{pname}' axis {k} is %lld, expected {s}\", "
-                            f"(long long){pname}->sizes[{k}]);")
-                    elif isinstance(sym, str) and sym != "?":
-                        if sym in symbols:
-                            first, fk = symbols[sym]
-                            checks.append(
-                                f"  if ({pname}->sizes[{k}] != {first}->sizes[{fk}]) "
-                                f"IRKIT_FAIL(\"{name}: dimension {sym} is %lld in '{first}' "
-                                f"but %lld in '{pname}' (axis {k})\", (long long){first}->"
-                                f"sizes[{fk}], (long long){pname}->sizes[{k}]);")
-                        else:
-                            symbols[sym] = (pname, k)
-                    if s is None:
-                        checks.append(f"  if ({pname}->sizes[{k}] < 0) IRKIT_FAIL(\"{name}: "
-                                      f"argument '{pname}' has a negative size\");")
-                stride = "1"
-                for k in reversed(range(rank)):
-                    checks.append(f"  if ({pname}->sizes[{k}] > 1 && {pname}->strides[{k}] != "
-                                  f"{stride}) IRKIT_FAIL(\"{name}: argument '{pname}' is not "
-                                  f"contiguous row-major (axis {k})\");")
-                    stride = f"{stride} * {pname}->sizes[{k}]"
-            out.append(f"int {name}_checked({', '.join(params) or 'void'}) {{")
-            out.extend(checks)
-            out.append(f"  {name}({', '.join(names)});")
-            out.append('  irkit_error[0] = 0;')
-            out.append("  return 0;")
-            out.append("}")
-            out.append("")
-    return "\n".join(out)
-
-
-def _compile_c(source: str, obj_dir: str) -> bytes:
-    import subprocess
-    from irkit.backends.llvm_cpu import BackendError, find_c_compiler
-    cc = find_c_compiler()
-    if cc is None:
-        raise BackendError("no C compiler (cc, gcc or clang) found to build the checked "
-                           "entry points")
-    src = os.path.join(obj_dir, "irkit_checks.c")
-    obj = os.path.join(obj_dir, "irkit_checks.o")
-    with open(src, "w", encoding="utf-8") as f:
-        f.write(source)
-    cmd = [cc, "-std=c11", "-O2", "-fPIC", "-c", "-o", obj, src]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise BackendError(f"compiling the checked entry points failed ({' '.join(cmd)}):\n"
-                           f"{proc.stderr.strip()}")
-    with open(obj, "rb") as f:
-        return f.read()
-
-
-def _c_ident(name: str) -> str:
-    import re
-    s = re.sub(r"\W", "_", name)
-    return s if s and not s[0].isdigit() else "_" + s
-
-
 def write_library(lowered: dict[str, Operation], path: str, opt_level: int = 2,
                   header: str | None = None,
                   graphs: dict[str, Operation] | None = None) -> tuple[str, str, str]:
@@ -247,8 +75,8 @@ def write_library(lowered: dict[str, Operation], path: str, opt_level: int = 2,
     with open(header, "w", encoding="utf-8") as f:
         f.write(c_header(lowered, guard=f"IRKIT_{guard}"))
     objects = [emit_object(flat_module(lowered), opt_level=opt_level)]
-    with tempfile.TemporaryDirectory(prefix="irkit-checks-") as tmp:
-        objects.append(_compile_c(c_checks_source(lowered, os.path.abspath(header)), tmp))
+    with tempfile.TemporaryDirectory(prefix="irkit-library-") as tmp:
+        objects.append(compile_c(c_source(lowered, os.path.abspath(header)), tmp))
     link_shared(objects, path)
     meta = {"format": "irkit-library-1",
             "models": {m: {"ir": print_op(renamed(m, mod)),

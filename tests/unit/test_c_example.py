@@ -2,8 +2,9 @@
 
 Builds `mlp.so` (+ `mlp.h`) with irkit-compile and the C example with the system C compiler,
 runs it on parameters and images written by numpy, and checks that its predictions (and
-logits) are the Python runtime's on the same library, and that the wrong-shape call fails
-with irkit_last_error()'s message. Skips when there is no C compiler or no llvmlite."""
+logits) are the Python runtime's on the same library, that without parameters it runs the
+initial ones dev mode has, and that the wrong-shape call fails with irkit_last_error()'s
+message. Skips when there is no C compiler or no llvmlite."""
 
 from __future__ import annotations
 
@@ -74,13 +75,29 @@ def test_c_predictions_match_python(built):
     np.testing.assert_allclose(c_logits, logits, atol=2e-3)   # printed with 3 decimals
 
 
+def test_c_untrained_matches_dev_mode(built):
+    """Without a parameter file the program calls mlp_init_variables: its logits on the three
+    hand-drawn digits are dev mode's with the initializers' values (no file from Python)."""
+    _, _, exe = built
+    proc = _run(exe)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "initial (untrained) parameters" in proc.stdout
+    rows = LINE.findall(proc.stdout)
+    c_logits = np.array([[float(v) for v in lg.split()] for _, _, lg in rows])
+    src = (ROOT / "examples" / "infer_digits.c").read_text()
+    drawn = re.search(r"DRAWN\[3\]\[IN\] = \{(.*?)\};", src, re.S).group(1)
+    x = np.array(re.findall(r"\d+", drawn), np.float32).reshape(3, 64) / 16
+    dev = irkit.load_model(ROOT / "examples" / "mlp.irk")
+    logits = dev.forward(x=x, labels=np.zeros(3, np.int32))["logits"]
+    assert np.abs(logits).max() > 0.01            # the initializers, not zeros
+    np.testing.assert_allclose(c_logits, logits, atol=2e-3)   # printed with 3 decimals
+
+
 def test_c_wrong_shape_is_reported(built):
     _, _, exe = built
-    proc = _run(exe)                    # zero parameters, the three hand-drawn digits
+    proc = _run(exe)                    # initial parameters, the three hand-drawn digits
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "every prediction is class 0" in proc.stdout
-    assert [p for _, p, _ in LINE.findall(proc.stdout)] == ["0", "0", "0"]
-    assert ("wrong shape: mlp_forward_checked returned 1: mlp_forward: argument 'x' axis 1 "
+    assert ("wrong shape: mlp_forward_run returned 1: mlp_forward: argument 'x' axis 1 "
             "is 63, expected 64") in proc.stdout
 
 

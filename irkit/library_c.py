@@ -1,0 +1,469 @@
+"""The C side of a model library (`irkit.library`): its header, and the C source compiled with
+the system compiler and linked into the `.so` next to the LLVM backend's object.
+
+Per model `M` and function `F` the header declares `M_F` (the backend's entry point: the
+caller passes every variable's buffer), `M_F_checked` (the same after checking every
+descriptor) and `M_F_run` (the checked call over the library's own variables: the caller
+passes inputs and outputs only), and per model the variable API: `M_init_variables`,
+`M_variable_count`, `M_variable_name`, `M_get_variable`, `M_set_variable`.
+
+The library owns one static buffer per variable. Its initial value is computed here, at
+compile time, by `irkit.runtime.variable_specs`, the code dev mode and `irkit.load` use, and
+baked into the source as the array's bits (unsigned words of the element's size, host byte
+order): a C program then starts from exactly the numbers a Python session would, random
+initializers included, with no file written by Python. All-zero variables get no data,
+only zeroed storage.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from irkit.ir import Operation
+from irkit.runtime import variable_specs
+
+_C_TYPES = {"f32": "float", "f64": "double", "f16": "uint16_t", "i1": "uint8_t",
+            "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
+            "index": "int64_t"}
+
+#: the per-model functions of the variable API, after `<model>_`
+_VARIABLE_API = ("init_variables", "variable_count", "variable_name", "get_variable",
+                 "set_variable")
+
+
+def _c_ident(name: str) -> str:
+    import re
+    s = re.sub(r"\W", "_", name)
+    return s if s and not s[0].isdigit() else "_" + s
+
+
+def _desc_name(t) -> str:
+    return f"irkit_memref_{t.element}_{len(t.shape)}d"
+
+
+def _c_type(t) -> str:
+    from irkit.types import MemRefType
+    if isinstance(t, MemRefType):
+        return _desc_name(t) + " *"
+    return _C_TYPES.get(str(t), "void *") + " "
+
+
+@dataclass
+class _Arg:
+    """One argument of a lowered function, as its attributes describe it."""
+    name: str          # the DSL's name of the input, output or variable
+    type: object       # the lowered type (a memref, or a scalar)
+    role: str          # "input", "output K" or "variable"
+    attrs: dict        # the argument's attribute dictionary
+
+    @property
+    def c_name(self) -> str:
+        return _c_ident(self.name)
+
+    @property
+    def param(self) -> str:
+        return f"{_c_type(self.type)}{self.c_name}"
+
+
+def _functions(mod: Operation) -> list[tuple[str, list[_Arg]]]:
+    """(name, arguments) of every function of a lowered model that has a body."""
+    out = []
+    for fn in mod.regions[0].blocks[0].ops:
+        if fn.name != "func.func" or not fn.regions[0].blocks:
+            continue
+        attrs = fn.properties.get("arg_attrs")
+        args = []
+        for i, t in enumerate(fn.properties["function_type"].value.inputs):
+            d = attrs[i].value if attrs is not None else {}
+            name = (d["graph.name"].value if "graph.name" in d else
+                    d["graph.variable"].value if "graph.variable" in d else f"arg{i}")
+            role = (f"output {d['graph.output'].value}" if "graph.output" in d else
+                    "variable" if "graph.variable" in d else "input")
+            args.append(_Arg(name, t, role, d))
+        out.append((fn.properties["sym_name"].value, args))
+    return out
+
+
+@dataclass
+class _Variable:
+    """One variable of a model: what the header documents and the source stores."""
+    name: str
+    shape: tuple
+    dtype: np.dtype
+    element: str           # the IR element type (`f32`)
+    initializer: str       # `normal(seed=1, std=0.05)`
+    value: np.ndarray      # the initial value, exactly as dev mode computes it
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.value.nbytes)
+
+    @property
+    def type_text(self) -> str:
+        return f"{self.dtype.name}[{', '.join(map(str, self.shape))}]"
+
+
+def _variables(mod: Operation) -> list[_Variable]:
+    """The model's variables in `graph.variables` order (`variable_specs`' order)."""
+    attr = mod.attributes.get("graph.variables")
+    entries = attr.value if attr is not None else []
+    out = []
+    for (name, shape, dtype, value), entry in zip(variable_specs(mod), entries):
+        d = entry.value
+        args = d["init_args"].value if "init_args" in d else {}
+        init = d["initializer"].value
+        if args:
+            init += "(" + ", ".join(f"{k}={v.value}" for k, v in args.items()) + ")"
+        out.append(_Variable(name, shape, dtype, str(d["type"].value.element), init,
+                             np.ascontiguousarray(value)))
+    return out
+
+
+def _check_symbols(lowered: dict[str, Operation]) -> None:
+    """Refuse a library whose exported C names would clash (`forward_run` next to the `_run`
+    of `forward`, a function called `init_variables`) with a message that names both, rather
+    than the C compiler's or linker's duplicate-definition error."""
+    from irkit.backends.llvm_cpu import BackendError
+    seen: dict[str, str] = {}
+    for model, mod in lowered.items():
+        names = [(f"{model}_{api}", "the variable API") for api in _VARIABLE_API]
+        for fname, _ in _functions(mod):
+            names += [(f"{model}_{fname}{s}", f"function @{fname} of model {model}")
+                      for s in ("", "_checked", "_run")]
+        for sym, what in names:
+            if sym in seen:
+                raise BackendError(f"the C symbol {sym} would be both {seen[sym]} and "
+                                   f"{what}")
+            seen[sym] = what
+
+
+# ---------------------------------------------------------------------------------------------
+# The header
+# ---------------------------------------------------------------------------------------------
+
+_HEADER_INTRO = """\
+/* Shapes are NOT checked by the plain entry points (`model_fn`): the caller
+ * guarantees that every buffer has the static and symbolic sizes (N, ...) declared
+ * below, is contiguous row-major (strides in elements), and that buffers do not
+ * overlap. The `model_fn_checked` entry points check sizes and strides (not
+ * overlap) and return nonzero with a message readable by irkit_last_error().
+ * Element (i0, ..., iR-1) is at aligned[offset + sum(ik * strides[k])].
+ *
+ * Variables (parameters, optimizer state) have two homes. The plain and `_checked`
+ * entry points take each as an argument: the caller owns that storage. The library
+ * also holds one copy of every variable, initialized from the model's initializers
+ * (the same numbers as irkit's dev mode, computed when the library was compiled);
+ * the `model_fn_run` entry points use that copy, so a caller passes inputs and
+ * outputs only, and `model_get_variable`/`model_set_variable` copy it out and in.
+ * The library's copy is per process and NOT thread-safe: do not call the `_run`,
+ * init, get or set functions of one model from two threads at once. */"""
+
+_VARIABLE_API_DOC = """\
+/* The library's variables of model {m}. The first call of one of these functions or of a
+ * {m}_*_run entry point sets every variable to its initial value, then does its work (so
+ * a set before anything else keeps what it set); {m}_init_variables() resets them all to
+ * the initial values (returns 0). Names are the model's (`w1`, `adam.step`, `w1.adam_m`);
+ * {m}_variable_name(i) is NULL outside 0 <= i < {m}_variable_count(). Get and set copy
+ * the variable's bytes (row-major, host byte order) and return 0, or nonzero with the
+ * reason in irkit_last_error() for an unknown name, a null buffer or an nbytes that is not
+ * the variable's size. */
+int {m}_init_variables(void);
+int64_t {m}_variable_count(void);
+const char *{m}_variable_name(int64_t i);
+int {m}_get_variable(const char *name, void *dst, int64_t nbytes);
+int {m}_set_variable(const char *name, const void *src, int64_t nbytes);
+"""
+
+
+def _function_doc(model: str, fname: str, args: list[_Arg], descs: dict) -> list[str]:
+    """The header's comment block and three prototypes of one function."""
+    from irkit.types import MemRefType
+    lines = [f"/* {model}_{fname}: call with, in this order:"]
+    for a in args:
+        t = a.type
+        if isinstance(t, MemRefType):
+            descs[_desc_name(t)] = (t.element, len(t.shape))
+        d = a.attrs
+        dims = ([x.value for x in d["graph.dims"]] if "graph.dims" in d else
+                ["?" if s is None else s for s in t.shape])
+        dims_s = "[" + ", ".join(map(str, dims)) + "]"
+        if a.role.startswith("output") and "graph.dims" not in d and None in t.shape:
+            dims_s += " (shape not derived: see the function's IR)"
+        lines.append(f" *   {a.role:<9} {a.name}: {t.element}{dims_s}")
+    lines.append(" * Outputs are allocated by the caller with the shapes above and are "
+                 "written\n * completely; variables are read and updated in place. */")
+    params = ", ".join(a.param for a in args) or "void"
+    run_params = ", ".join(a.param for a in args if a.role != "variable") or "void"
+    variables = ", ".join(a.name for a in args if a.role == "variable") or "none"
+    lines += [f"void {model}_{fname}({params});",
+              "/* The same call, checked first: null descriptors, every static size, "
+              "symbolic sizes\n * consistent across the arguments, row-major strides. "
+              "Returns 0, or nonzero without\n * running with the reason in "
+              "irkit_last_error(). */",
+              f"int {model}_{fname}_checked({params});",
+              f"/* {model}_{fname}_checked on the library's variables ({variables}): pass "
+              "the inputs\n * and outputs only, in the order above. */",
+              f"int {model}_{fname}_run({run_params});", ""]
+    return lines
+
+
+def c_header(lowered: dict[str, Operation], guard: str = "IRKIT_MODEL_H") -> str:
+    """The C header of a library written by `write_library`: descriptor typedefs, then per
+    model its variables and their API, and per function a comment block (inputs, outputs,
+    variables) and the three prototypes."""
+    _check_symbols(lowered)
+    descs: dict[str, tuple] = {}
+    body = []
+    for model, mod in lowered.items():
+        body.append(f"/* ---- model {model} " + "-" * max(0, 72 - len(model)) + " */")
+        variables = _variables(mod)
+        body.append("/* Variables, with their initializers:" + ("" if variables else " none"))
+        for v in variables:
+            body.append(f" *   {v.name}: {v.type_text} ({v.nbytes} bytes), {v.initializer}")
+        body.append(" */")
+        body.append(_VARIABLE_API_DOC.format(m=model))
+        for fname, args in _functions(mod):
+            body.extend(_function_doc(model, fname, args, descs))
+    out = ["/* Generated by irkit-compile: the C interface of the models in this library. */",
+           f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "",
+           _HEADER_INTRO, "", "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
+    for name, (elem, rank) in sorted(descs.items()):
+        ct = _C_TYPES.get(str(elem), "void")
+        arrays = f" int64_t sizes[{rank}]; int64_t strides[{rank}];" if rank else ""
+        out.append(f"typedef struct {{ {ct} *allocated; {ct} *aligned; int64_t offset;"
+                   f"{arrays} }} {name};")
+    out += ["", "/* Why the last failed call of this library (on this thread) returned "
+            "nonzero. */", "const char *irkit_last_error(void);", ""]
+    out.extend(body)
+    out += ["#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# The C source: checked entry points, variable storage and API, `_run` entry points
+# ---------------------------------------------------------------------------------------------
+
+#: the model-independent part: the error buffer and the variable tables' operations
+_SOURCE_PRELUDE = r"""/* Generated by irkit-compile: checked entry points and variables. */
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#include "{header}"
+
+static _Thread_local char irkit_error[512];
+const char *irkit_last_error(void) {{ return irkit_error; }}
+
+#define IRKIT_FAIL(...) do {{ snprintf(irkit_error, sizeof irkit_error, __VA_ARGS__); \
+  return 1; }} while (0)
+
+/* One variable in the library: its storage, and its initial bits (NULL: all zero). */
+typedef struct {{
+  const char *name, *type;
+  void *data;
+  const void *init;
+  int64_t nbytes;
+}} irkit_variable;
+
+/* One model's variables; `ready` once they hold a value (initial or set). */
+typedef struct {{
+  const char *model;
+  irkit_variable *vars;
+  int64_t count;
+  int ready;
+}} irkit_variables;
+
+static int irkit_init(irkit_variables *m) {{
+  for (int64_t i = 0; i < m->count; i++) {{
+    irkit_variable *v = &m->vars[i];
+    if (v->init) memcpy(v->data, v->init, (size_t)v->nbytes);
+    else memset(v->data, 0, (size_t)v->nbytes);
+  }}
+  m->ready = 1;
+  irkit_error[0] = 0;
+  return 0;
+}}
+
+/* Initialize on first use, so that a fresh process (or a set before any init) starts from
+   the initial values rather than zeros. */
+static void irkit_ready(irkit_variables *m) {{
+  if (!m->ready) irkit_init(m);
+}}
+
+static const char *irkit_name(const irkit_variables *m, int64_t i) {{
+  return i >= 0 && i < m->count ? m->vars[i].name : NULL;
+}}
+
+/* Copy variable `name` of `m` out to `buf` (out != 0) or in from it, after checking the name
+   and the size; `fn` names the caller in the message. */
+static int irkit_copy(irkit_variables *m, const char *fn, const char *name, void *buf,
+                      int64_t nbytes, int out) {{
+  if (!name) IRKIT_FAIL("%s: null variable name", fn);
+  for (int64_t i = 0; i < m->count; i++) {{
+    irkit_variable *v = &m->vars[i];
+    if (strcmp(v->name, name) != 0) continue;
+    if (nbytes != v->nbytes)
+      IRKIT_FAIL("%s: variable '%s' is %s, %lld bytes; got %lld bytes", fn, name, v->type,
+                 (long long)v->nbytes, (long long)nbytes);
+    if (!buf && nbytes) IRKIT_FAIL("%s: null buffer for variable '%s'", fn, name);
+    irkit_ready(m);
+    if (nbytes) {{
+      if (out) memcpy(buf, v->data, (size_t)nbytes);
+      else memcpy(v->data, buf, (size_t)nbytes);
+    }}
+    irkit_error[0] = 0;
+    return 0;
+  }}
+  IRKIT_FAIL("%s: model %s has no variable '%s'", fn, m->model, name);
+}}
+"""
+
+#: the variable API of one model, over its table `irkit_vars_{m}`
+_MODEL_API = """\
+int {m}_init_variables(void) {{ return irkit_init(&irkit_vars_{m}); }}
+int64_t {m}_variable_count(void) {{ return irkit_vars_{m}.count; }}
+const char *{m}_variable_name(int64_t i) {{ return irkit_name(&irkit_vars_{m}, i); }}
+int {m}_get_variable(const char *name, void *dst, int64_t nbytes) {{
+  return irkit_copy(&irkit_vars_{m}, "{m}_get_variable", name, dst, nbytes, 1);
+}}
+int {m}_set_variable(const char *name, const void *src, int64_t nbytes) {{
+  return irkit_copy(&irkit_vars_{m}, "{m}_set_variable", name, (void *)src, nbytes, 0);
+}}
+"""
+
+
+def _c_words(value: np.ndarray) -> tuple[str, list[str]]:
+    """(C type, initializer lines) of an array's bits as unsigned words of its item size:
+    exact for every value (NaN payloads, -0.0, f16) and about as fast to print and to parse
+    as C data gets, with a handful of words per line to keep the source readable."""
+    k = value.dtype.itemsize if value.dtype.itemsize in (1, 2, 4, 8) else 1
+    words = value.reshape(-1).view(f"u{k}").tolist()
+    per_line = {1: 16, 2: 12, 4: 8, 8: 4}[k]
+    fmt = f"0x{{:0{2 * k}x}}".format
+    return f"uint{8 * k}_t", ["  " + ", ".join(map(fmt, words[i:i + per_line])) + ","
+                              for i in range(0, len(words), per_line)]
+
+
+def _variable_storage(model: str, variables: list[_Variable]) -> list[str]:
+    """Each variable's static storage and initial bits, and the model's table of them."""
+    out, rows = [], []
+    for i, v in enumerate(variables):
+        ctype = _C_TYPES.get(v.element)
+        count = max(1, v.value.size if ctype else v.nbytes)
+        store = f"irkit_v_{model}_{i}"
+        out.append(f"/* {v.name}: {v.type_text}, {v.initializer} */")
+        out.append(f"static _Alignas(64) {ctype or 'unsigned char'} {store}[{count}];")
+        init = "NULL"
+        if v.value.reshape(-1).view(np.uint8).any():
+            wtype, lines = _c_words(v.value)
+            init = f"irkit_i_{model}_{i}"
+            out += [f"static const {wtype} {init}[] = {{", *lines, "};"]
+        rows.append(f'  {{"{v.name}", "{v.type_text}", {store}, {init}, {v.nbytes}}},')
+    out.append(f"static irkit_variable irkit_table_{model}[] = {{")
+    out += rows
+    out += ["  {NULL, NULL, NULL, NULL, 0}", "};",
+            f'static irkit_variables irkit_vars_{model} = {{"{model}", irkit_table_{model}, '
+            f"{len(variables)}, 0}};", ""]
+    return out
+
+
+def _checks(name: str, args: list[_Arg]) -> list[str]:
+    """The C statements of `<name>_checked` that validate every descriptor argument."""
+    from irkit.types import MemRefType
+    checks, symbols = [], {}
+    for a in args:
+        p, t = a.c_name, a.type
+        if not isinstance(t, MemRefType):
+            continue
+        checks.append(f'  if (!{p} || !{p}->aligned) IRKIT_FAIL("{name}: '
+                      f'argument \'{p}\' is a null buffer");')
+        dims = [x.value for x in a.attrs["graph.dims"]] if "graph.dims" in a.attrs else None
+        for k, s in enumerate(t.shape):
+            sym = dims[k] if dims is not None else None
+            if s is not None:
+                checks.append(f"  if ({p}->sizes[{k}] != {s}) IRKIT_FAIL(\"{name}: argument "
+                              f"'{p}' axis {k} is %lld, expected {s}\", "
+                              f"(long long){p}->sizes[{k}]);")
+            elif isinstance(sym, str) and sym != "?":
+                if sym in symbols:
+                    first, fk = symbols[sym]
+                    checks.append(f"  if ({p}->sizes[{k}] != {first}->sizes[{fk}]) "
+                                  f"IRKIT_FAIL(\"{name}: dimension {sym} is %lld in '{first}' "
+                                  f"but %lld in '{p}' (axis {k})\", (long long){first}->"
+                                  f"sizes[{fk}], (long long){p}->sizes[{k}]);")
+                else:
+                    symbols[sym] = (p, k)
+            if s is None:
+                checks.append(f"  if ({p}->sizes[{k}] < 0) IRKIT_FAIL(\"{name}: "
+                              f"argument '{p}' has a negative size\");")
+        stride = "1"
+        for k in reversed(range(len(t.shape))):
+            checks.append(f"  if ({p}->sizes[{k}] > 1 && {p}->strides[{k}] != {stride}) "
+                          f"IRKIT_FAIL(\"{name}: argument '{p}' is not contiguous row-major "
+                          f"(axis {k})\");")
+            stride = f"{stride} * {p}->sizes[{k}]"
+    return checks
+
+
+def _run_wrapper(model: str, name: str, args: list[_Arg],
+                 variables: list[_Variable]) -> list[str]:
+    """`<name>_run`: descriptors over the library's storage of each variable argument (with
+    the variable's shape), then the checked call."""
+    index = {v.name: i for i, v in enumerate(variables)}
+    params = ", ".join(a.param for a in args if a.role != "variable") or "void"
+    out = [f"int {name}_run({params}) {{", f"  irkit_ready(&irkit_vars_{model});"]
+    call = []
+    for a in args:
+        if a.role != "variable":
+            call.append(a.c_name)
+            continue
+        i = index[a.name]
+        store, shape = f"irkit_v_{model}_{i}", variables[i].shape
+        strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
+        arrays = (f", {{{', '.join(map(str, shape))}}}, {{{', '.join(map(str, strides))}}}"
+                  if shape else "")
+        out.append(f"  {_desc_name(a.type)} irkit_d{i} = {{{store}, {store}, 0{arrays}}};")
+        call.append(f"&irkit_d{i}")
+    out += [f"  return {name}_checked({', '.join(call)});", "}", ""]
+    return out
+
+
+def c_source(lowered: dict[str, Operation], header: str) -> str:
+    """C source of `irkit_last_error`, and per model its variables (storage, initial bits,
+    API) and per function `<model>_<fn>_checked` and `<model>_<fn>_run`."""
+    out = [_SOURCE_PRELUDE.format(header=header)]
+    for model, mod in lowered.items():
+        variables = _variables(mod)
+        out += [f"/* ---- model {model} ---- */", *_variable_storage(model, variables),
+                _MODEL_API.format(m=model)]
+        for fname, args in _functions(mod):
+            name = f"{model}_{fname}"
+            out.append(f"int {name}_checked({', '.join(a.param for a in args) or 'void'}) {{")
+            out += _checks(name, args)
+            out += [f"  {name}({', '.join(a.c_name for a in args)});",
+                    "  irkit_error[0] = 0;", "  return 0;", "}", ""]
+            out += _run_wrapper(model, name, args, variables)
+    return "\n".join(out)
+
+
+def compile_c(source: str, obj_dir: str) -> bytes:
+    """The object code of `source`, compiled by the system C compiler in `obj_dir`."""
+    import subprocess
+    from irkit.backends.llvm_cpu import BackendError, find_c_compiler
+    cc = find_c_compiler()
+    if cc is None:
+        raise BackendError("no C compiler (cc, gcc or clang) found to build the library's "
+                           "checked entry points and variables")
+    src = os.path.join(obj_dir, "irkit_library.c")
+    obj = os.path.join(obj_dir, "irkit_library.o")
+    with open(src, "w", encoding="utf-8") as f:
+        f.write(source)
+    cmd = [cc, "-std=c11", "-O2", "-fPIC", "-c", "-o", obj, src]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BackendError(f"compiling the library's C code failed ({' '.join(cmd)}):\n"
+                           f"{proc.stderr.strip()}")
+    with open(obj, "rb") as f:
+        return f.read()
