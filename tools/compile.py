@@ -11,6 +11,7 @@
     irkit-compile model.irk --emit=obj -o model.o      # object file (never to a terminal)
     irkit-compile model.irk -o model.so                # shared library + model.h + model.so.json
     irkit-compile model.irk --emit=loop --mlir-timing --mlir-print-ir-after-all
+    irkit-compile model.irk --emit=memory --verify-each=numeric   # interpret around each pass
 
 Each IR `--emit` stage is one row of `EMITTERS`: a function from the compiled top-level module
 (and the pass manager options) to the op to print. The machine-code stages (`llvm`, `asm`,
@@ -73,7 +74,7 @@ def _planning(args) -> str:
 
 def _pass_manager(args, pipeline: str):
     """irkit-opt's pass manager for `pipeline`, with this command line's instrumentation
-    (`--mlir-print-ir-*`; `--mlir-timing` is added by `run`)."""
+    (`--mlir-print-ir-*`, `--verify-each`; `--mlir-timing` is added by `run`)."""
     from irkit.tools.opt import build_arg_parser as opt_parser, build_pass_manager
     ns = opt_parser().parse_args([])
     ns.flat = pipeline
@@ -81,7 +82,8 @@ def _pass_manager(args, pipeline: str):
         for key in ("mlir_print_ir_after_all", "mlir_print_ir_before_all",
                     "mlir_print_ir_after", "mlir_print_ir_before",
                     "mlir_print_ir_after_failure", "mlir_print_ir_module_scope",
-                    "mlir_print_op_generic", "mlir_print_debuginfo"):
+                    "mlir_print_op_generic", "mlir_print_debuginfo", "verify_each",
+                    "numeric_reproducer"):
             setattr(ns, key, getattr(args, key))
     pm = build_pass_manager(ns)
     if args is not None and getattr(args, "timing", None) is not None:
@@ -125,6 +127,13 @@ def build_arg_parser() -> argparse.ArgumentParser:
     ap.add_argument("--mlir-print-op-generic", action="store_true",
                     help="print every op in generic form")
     inst = ap.add_argument_group("instrumentation (as in irkit-opt)")
+    inst.add_argument("--verify-each", default="true", nargs="?", const="true",
+                      choices=["true", "false", "numeric"],
+                      help="verify after every pass (default); 'numeric' also interprets "
+                           "each function before and after every pass and stops at the "
+                           "first pass that changes a result")
+    inst.add_argument("--numeric-reproducer", default=None, metavar="FILE",
+                      help="where --verify-each=numeric writes its reproducer")
     inst.add_argument("--mlir-timing", action="store_true",
                       help="report the wall time of each pass and backend step on stderr")
     inst.add_argument("--mlir-print-ir-after-all", "--print-ir-after-all",

@@ -139,6 +139,12 @@ def build_pass_manager(args):
             before_all=args.mlir_print_ir_before_all,
             after_failure=args.mlir_print_ir_after_failure,
             module_scope=args.mlir_print_ir_module_scope, printer=printer))
+    if args.verify_each == "numeric":
+        import tempfile
+        from irkit.numeric_check import NumericCheckInstrumentation
+        path = args.numeric_reproducer or os.path.join(tempfile.gettempdir(),
+                                                       "irkit-numeric-reproducer.mlir")
+        pm.add_instrumentation(NumericCheckInstrumentation(reproducer=path))
     return pm
 
 
@@ -157,12 +163,6 @@ def run(args, pm, text: str, filename: str, out) -> int:
     if args.mlir_timing:
         timing = Timing()
         pm.add_instrumentation(timing)
-    if args.verify_each == "numeric":
-        import tempfile
-        from irkit.numeric_check import NumericCheckInstrumentation
-        path = args.numeric_reproducer or os.path.join(tempfile.gettempdir(),
-                                                       "irkit-numeric-reproducer.mlir")
-        pm.add_instrumentation(NumericCheckInstrumentation(reproducer=path))
     chunks = split_chunks(text) if args.split_input_file else [text]
     status = 0
     for i, chunk in enumerate(chunks):

@@ -302,3 +302,27 @@ def test_library_of_two_models(tmp_path):
     os.remove(tmp_path / "two.so.json")
     with pytest.raises(ValueError, match="metadata"):
         irkit.load(tmp_path / "two.so", model="a")
+
+
+def test_verify_each_numeric_names_a_miscompiling_pass(tmp_path, monkeypatch, capsys):
+    """`irkit-compile --verify-each=numeric` interprets every function around each pass of
+    the compile pipeline; a pass slipped into it that turns an addf into a subf (on the
+    lowered loops, so the check compares buffer contents) is named, with a reproducer."""
+    import importlib.util
+    import irkit.runtime
+    spec = importlib.util.spec_from_file_location(
+        "irkit_test_plugin_passes", ROOT / "tests" / "plugins" / "testing_passes.py")
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))     # registers test passes
+    src = tmp_path / "m.irk"
+    src.write_text("model m {\n  input x: f32[N, 3]\n  y = x + x\n  output y\n}\n")
+    args = [str(src), "--emit=llvm", "-o", str(tmp_path / "m.ll"), "--verify-each=numeric",
+            "--numeric-reproducer", str(tmp_path / "repro.mlir")]
+    assert compile_main(args) == 0
+    monkeypatch.setattr(irkit.runtime, "LOWERING_PIPELINE",
+                        irkit.runtime.LOWERING_PIPELINE + ",test-miscompile")
+    capsys.readouterr()
+    assert compile_main(args) == 1
+    err = capsys.readouterr().err
+    assert "m.irk:1:7: error: pass 'test-miscompile' changed the numeric results" in err
+    assert "memref argument #1 after the call" in err
+    assert "test-miscompile" in (tmp_path / "repro.mlir").read_text()
