@@ -2,8 +2,10 @@
 
 The programs are those of `test_lower_graph_programs.graph_programs()` (float and integer,
 `?` sizes on any input axis with run-time sizes of 1 that broadcast, reductions, reshapes,
-broadcast_to, matmul, softmax, casts, constants, a second output): each is run by the graph
-interpreter, and lowered with `lower-graph-to-loop`, compiled by the LLVM backend
+broadcast_to, matmul, softmax, casts, constants, a second output) and the DSL's random models,
+half of them with a conditional output: each is run by the graph interpreter, and taken
+through the compile pipeline of `irkit.runtime` (switch/merge raised to `graph.if`,
+`lower-graph-to-loop`, `canonicalize,cse`, `plan-memory`), compiled by the LLVM backend
 (`irkit.backends.llvm_cpu.compile_module`) and called with numpy output buffers filled with
 garbage. Integers and booleans must agree exactly; floats to the rounding the lowering allows
 (sequential sums, math functions rounded once from f64: rtol 1e-4 relative to the largest
@@ -19,10 +21,11 @@ from irkit.backends.llvm_cpu import compile_module
 from irkit.interpreter import Interpreter
 from irkit.parser import parse_module
 from irkit.pass_manager import PassManager
-from irkit.passes.lower_graph_to_loop import LowerGraphToLoop
+from irkit.runtime import LOWERING_PIPELINE, PLANNING_PIPELINE
 from irkit.symbols import lookup_symbol_in
 
-from test_lower_graph_programs import graph_programs  # noqa: E402  (tests/property on sys.path)
+from test_lower_graph_programs import (  # noqa: E402  (tests/property on sys.path)
+    graph_programs, maybe_conditional)
 from test_dsl_numpy import _concrete, programs as dsl_programs  # noqa: E402
 
 
@@ -35,15 +38,15 @@ def _garbage(like: np.ndarray) -> np.ndarray:
 
 
 def compile_and_compare(module, fn: str, args) -> None:
-    """Interpret `fn` on `args`; lower a copy of the module (through its text), compile it,
-    call the compiled `fn` with output buffers, and compare."""
+    """Interpret `fn` on `args`; lower and plan a copy of the module (through its text),
+    compile it, call the compiled `fn` with output buffers, and compare."""
     text = str(module)
     module.verify()
     with np.errstate(all="ignore"):
         want = [np.asarray(v) for v in
                 Interpreter(module).call(lookup_symbol_in(module, fn), list(args))]
     lowered = parse_module(text)
-    PassManager().add(LowerGraphToLoop()).run(lowered)
+    PassManager.parse(f"{LOWERING_PIPELINE},{PLANNING_PIPELINE}").run(lowered)
     jit = compile_module(lowered)
     outs = [_garbage(w) for w in want]
     with np.errstate(all="ignore"):
@@ -73,7 +76,7 @@ def test_compiled_graph_programs_match_the_interpreter(case):
 def test_compiled_dsl_programs_match_the_interpreter(data):
     from irkit.dsl import compile_source, model_modules
     source, _, inputs, n, seed = data.draw(dsl_programs())
-    module = model_modules(compile_source(source, "rand.irk"))["rand"]
+    module = model_modules(compile_source(maybe_conditional(source, data), "rand.irk"))["rand"]
     rng = np.random.default_rng(seed)
     args = [rng.normal(size=_concrete(s, n)).astype(np.float32) for _, s in inputs]
     compile_and_compare(module, "forward", args)     # slices included: they are lowered

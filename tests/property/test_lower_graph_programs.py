@@ -278,6 +278,16 @@ def test_lowered_dsl_programs_match_the_interpreter(data):
     _run_both(module, "forward", args)
 
 
+def maybe_conditional(source: str, data) -> str:
+    """A random DSL model (`test_dsl_numpy.programs`), half the time with its output made a
+    conditional: `if sum(in0) < 0 { out } else { -(out) }` (switch/merge in the graph)."""
+    if not data.draw(st.booleans()):
+        return source
+    head, body = source.split("  out = ")
+    body, tail = body.split("\n", 1)
+    return f"{head}  out = if sum(in0) < 0.0 {{ {body} }} else {{ -({body}) }}\n{tail}"
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_compile_pipeline_is_numerically_verified_pass_by_pass(data):
@@ -286,10 +296,7 @@ def test_compile_pipeline_is_numerically_verified_pass_by_pass(data):
     the interpreter computes before it; after lowering those are buffer contents."""
     from irkit.dsl import compile_source, model_modules
     source, *_ = data.draw(dsl_programs())
-    if data.draw(st.booleans()):
-        head, body = source.split("  out = ")
-        body, tail = body.split("\n", 1)
-        source = f"{head}  out = if sum(in0) < 0.0 {{ {body} }} else {{ -({body}) }}\n{tail}"
+    source = maybe_conditional(source, data)
     module = model_modules(compile_source(source, "rand.irk"))["rand"]
     checker = NumericChecker(trials=1)
     pm = PassManager.parse(f"{DERIVATIVES_PIPELINE},{LOWERING_PIPELINE},{PLANNING_PIPELINE}")
