@@ -565,10 +565,12 @@ def size_value(v: Value, leaves: dict, memo: dict) -> int:
 
 def _assign_offsets(plan: FunctionPlan) -> None:
     """Static sizes: `_best_static`. Dynamic sizes: candidate orders (the heuristic orders
-    at the hint, and the order `_best_static` finds with every dynamic size set to each of
-    `_search_sizes`), the fewest of them that are near the best at each of those sizes and
-    along a geometric grid up to 8192, four sizes an octave (`_cover`), the first-fit
-    formula of each, and at run time the offsets of the one whose arena is smallest."""
+    at the hint, and the order `_best_static` finds with every independent size, see
+    `size_leaves`, set to each of `_search_sizes`, and with several of them also at 16
+    random mixes), the fewest of them that are near the best at each of those points, along
+    a geometric grid up to 8192 (four sizes an octave) and at 80 random mixes (`_cover`),
+    the first-fit formula of each, and at run time the offsets of the one whose arena is
+    smallest."""
     slots = plan.slots
     if not slots:
         return
