@@ -34,7 +34,7 @@ from irkit.attributes import DenseArrayAttr, IntegerAttr, StridedLayoutAttr
 from irkit.ir import Value
 from irkit.opdef import DenseI64Array, Index, Op, Operand, Prop, Pure, Result, VarOperand
 from irkit.rewrite import constant_value
-from irkit.types import I64, INDEX, ComplexType, IndexType, MemRefType
+from irkit.types import I64, INDEX, ComplexType, IndexType, IntegerType, MemRefType
 from irkit.dialects.memory import (
     ByteBuffer, MemRef, _dtype, _fail, _index_refs, _indices, _parse_int, _parse_memref_type,
     _parse_refs, _shape, memory,
@@ -90,13 +90,18 @@ def subview_type(source: MemRefType, offsets, sizes, strides) -> MemRefType:
 
 
 def byte_size(t) -> int | None:
-    """Bytes one element of scalar type `t` takes in memory (index: 8, the 64-bit hosts we
-    target); None for widths that are not whole bytes."""
+    """Bytes one element of scalar type `t` occupies in memory. Integers are stored in the
+    next of 8, 16, 32 and 64 bits (`i1` and `i4` in a byte, `i24` in four), as numpy holds
+    them in the interpreter and the LLVM backend stores them; `index` in 8 (the 64-bit hosts
+    we target); floats in their width. None where there is no such storage: integers wider
+    than 64 bits, floats whose width is not whole bytes."""
     if isinstance(t, IndexType):
         return 8
     if isinstance(t, ComplexType):
         half = byte_size(t.element)
         return None if half is None else 2 * half
+    if isinstance(t, IntegerType):
+        return next((w // 8 for w in (8, 16, 32, 64) if t.width <= w), None)
     width = getattr(t, "width", None)
     return width // 8 if width is not None and width % 8 == 0 else None
 
@@ -154,7 +159,7 @@ class ViewOp(Op):
             raise self.error("incorrect number of size operands for type")
         size = byte_size(t.element)
         if size is None:
-            raise self.error(f"requires an element type of a whole number of bytes, got "
+            raise self.error(f"requires an element type with a size in memory, got "
                              f"{t.element}")
         shift = constant_value(self.byte_shift)
         if isinstance(shift, IntegerAttr):

@@ -200,7 +200,7 @@ def _analyze(alloc: AllocOp, k: int, block: Block, pos: dict, hoist: set) -> Buf
     t = alloc.memref.type
     esize = byte_size(t.element)
     if esize is None:
-        return f"its elements ({t.element}) are not a whole number of bytes"
+        return f"its elements ({t.element}) have no size in memory"
     if t.memory_space is not None:
         return f"it is in memory space {t.memory_space}"
     try:

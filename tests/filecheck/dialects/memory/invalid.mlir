@@ -250,8 +250,8 @@ func.func @view_out_of_bounds(%a: memref<64xi8>) {
 // -----
 
 func.func @view_bits(%a: memref<?xi8>, %o: index) {
-  // expected-error @+1 {{'memory.view' op requires an element type of a whole number of bytes, got i4}}
-  %v = memory.view %a[%o][] : memref<?xi8> to memref<4xi4>
+  // expected-error @+1 {{'memory.view' op requires an element type with a size in memory, got i128}}
+  %v = memory.view %a[%o][] : memref<?xi8> to memref<4xi128>
   return
 }
 
