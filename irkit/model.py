@@ -168,7 +168,7 @@ def expand_derivatives(module: Operation) -> Operation:
 ENGINES = ("interpreter", "jit")
 
 
-def _has_derivatives(module: Operation) -> bool:
+def has_derivatives(module: Operation) -> bool:
     return any(op.name.startswith("autodiff.") for op in module.walk())
 
 
@@ -192,7 +192,7 @@ class Model:
                                 engine)
             self.module = module
             return
-        if _has_derivatives(module):
+        if has_derivatives(module):
             module = expand_derivatives(module.clone())
         self.module = module
         self.engine = engine

@@ -24,10 +24,14 @@ from __future__ import annotations
 import numpy as np
 
 from irkit.ir import Operation
+from irkit.model import DERIVATIVES_PIPELINE as DEV_DERIVATIVES_PIPELINE, has_derivatives
 
-#: the passes between the graph module and the loop/memory module: derivatives expanded,
-#: switch/merge raised to `graph.if` (the only conditional with a loop form), lowered, tidied
-DERIVATIVES_PIPELINE = "autodiff,canonicalize,cse"
+#: the passes between the graph module and the loop/memory module. First switch/merge are
+#: raised to `graph.if`, the only conditional with a loop form, and then derivatives are
+#: expanded (dev mode's pipeline): the backward graph of a `graph.if` is `graph.if`s, while
+#: that of switch/merge joins values across branches and cannot be raised afterwards.
+DERIVATIVES_PIPELINE = f"graph-raise-control-flow,{DEV_DERIVATIVES_PIPELINE}"
+#: then lowered and tidied (raising again for a module without derivatives)
 LOWERING_PIPELINE = "graph-raise-control-flow,lower-graph-to-loop,canonicalize,cse"
 #: then each function's temporaries placed in one arena (`--emit=memory` and what is compiled)
 PLANNING_PIPELINE = "plan-memory,canonicalize,cse"
@@ -58,10 +62,36 @@ def _infer_symbolic(op: Operation, dims) -> dict | None:
             for i, spec in enumerate(out)}
 
 
+def _walk_shapes(block, env: dict, step) -> list | None:
+    """The dims of what `block`'s terminator returns or yields, after `step(op)` has filled
+    `env` for each op before it. An op with regions (`graph.if`) gets, per result, the dims
+    its branches yield where they agree (unknown, `?`, where they do not); None if `step`
+    gives up (returns False)."""
+    from irkit.types import RankedTensorType
+    for op in block.ops:
+        if op.name in ("func.return", "return", "graph.yield"):
+            return [env.get(v, tuple(v.type.shape)) if isinstance(v.type, RankedTensorType)
+                    else () for v in op.operands]
+        if op.regions:
+            branches = [_walk_shapes(r.blocks[0], env, step) for r in op.regions if r.blocks]
+            if any(b is None for b in branches):
+                return None
+            for r in op.results:
+                if isinstance(r.type, RankedTensorType):
+                    yielded = [b[r.index] for b in branches]
+                    env[r] = tuple(d if all(y[k] == d for y in yielded) else None
+                                   for k, d in enumerate(yielded[0]))
+            continue
+        if step(op) is False:
+            return None
+    return None
+
+
 def concrete_output_shapes(fn: Operation, shapes: list[tuple]) -> list[tuple] | None:
     """The results' shapes of graph function `fn` for inputs of these concrete shapes, by
     running every op's shape function on ints (exact where the symbolic pass is not:
-    `x[:, 0]` of a `?` axis, reshape with -1). None if some op has no shape function."""
+    `x[:, 0]` of a `?` axis, reshape with -1). None if some op has no shape function, or
+    the branches of a conditional may give different sizes."""
     from irkit.types import RankedTensorType
     block = fn.regions[0].blocks[0]
     env = {a: tuple(s) for a, s in zip(block.args, shapes)}
@@ -69,19 +99,21 @@ def concrete_output_shapes(fn: Operation, shapes: list[tuple]) -> list[tuple] | 
     def dims(v):
         return env[v] if v in env else tuple(v.type.shape)
 
-    for op in block.ops:
-        if op.name in ("func.return", "return"):
-            out = [tuple(dims(v)) for v in op.operands]
-            return out if all(all(isinstance(d, int) for d in s) for s in out) else None
+    def step(op) -> bool:
         tensors = [r for r in op.results if isinstance(r.type, RankedTensorType)]
         if not tensors or all(all(d is not None for d in r.type.shape) for r in tensors):
-            continue
+            return True
         inferred = _infer_symbolic(op, dims)
         if inferred is None:
-            return None
+            return False
         for r in tensors:
             env[r] = tuple(inferred.get(r.index, r.type.shape))
-    return None
+        return True
+
+    out = _walk_shapes(block, env, step)
+    if out is None or not all(all(isinstance(d, int) for d in s) for s in out):
+        return None
+    return [tuple(s) for s in out]
 
 
 def output_dims(fn: Operation) -> list[list | None]:
@@ -103,33 +135,26 @@ def output_dims(fn: Operation) -> list[list | None]:
             return env[v]
         return tuple(v.type.shape) if isinstance(v.type, RankedTensorType) else ()
 
-    for op in block.ops:
-        if op.name in ("func.return", "return"):
-            out = []
-            for v in op.operands:
-                d = dims(v)
-                out.append(list(d) if all(x is not None for x in d) else None)
-            return out
+    def step(op) -> bool:
         inferred = _infer_symbolic(op, dims)
         for r in op.results:
             if not isinstance(r.type, RankedTensorType):
                 continue
             shape = list(r.type.shape)
-            if any(s is None for s in shape):
+            if any(d is None for d in shape):
                 cand = inferred.get(r.index) if inferred else None
                 if cand is not None and len(cand) == len(shape):
-                    shape = [s if s is not None else c for s, c in zip(shape, cand)]
+                    shape = [d if d is not None else c for d, c in zip(shape, cand)]
             env[r] = tuple(shape)
-    return []
+        return True
+
+    out = _walk_shapes(block, env, step) or []
+    return [list(d) if all(x is not None for x in d) else None for d in out]
 
 
 # ---------------------------------------------------------------------------------------------
 # Lowering
 # ---------------------------------------------------------------------------------------------
-
-
-def _has_derivatives(module: Operation) -> bool:
-    return any(op.name.startswith("autodiff.") for op in module.walk())
 
 
 def lower_model_with_graph(module: Operation, pm=None) -> tuple[Operation, Operation]:
@@ -140,7 +165,7 @@ def lower_model_with_graph(module: Operation, pm=None) -> tuple[Operation, Opera
     from irkit.attributes import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr
     from irkit.pass_manager import PassManager
     module = module.clone()
-    if _has_derivatives(module):
+    if has_derivatives(module):
         PassManager.parse(DERIVATIVES_PIPELINE).run(module)
     graph = module.clone()
     shapes = {fn.properties["sym_name"].value: output_dims(fn)

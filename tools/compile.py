@@ -47,7 +47,7 @@ def emit_autodiff(module, args=None):
 
 
 def emit_loop(module, args=None):
-    """The loop/memory module: `autodiff,canonicalize,cse`, then `graph-raise-control-flow`,
+    """The loop/memory module: `graph-raise-control-flow,autodiff,canonicalize,cse`, then
     `lower-graph-to-loop` and `canonicalize,cse` again: every graph function a function over
     memrefs (the calling convention of docs/lowering.md), the variables a `graph.variables`
     module attribute; each temporary still its own `memory.alloc`."""
@@ -168,9 +168,9 @@ def _compile_machine(top, args, filename: str) -> int:
     module of `<model>_<function>` symbols through the LLVM backend."""
     from irkit.backends import llvm_cpu
     from irkit.library import flat_module, write_library
-    from irkit.runtime import LOWERING_PIPELINE, lower_model_with_graph
+    from irkit.runtime import DERIVATIVES_PIPELINE, LOWERING_PIPELINE, lower_model_with_graph
     pipeline = f"{LOWERING_PIPELINE},{_planning(args)}"
-    emit_autodiff(top, args)
+    _pass_manager(args, DERIVATIVES_PIPELINE).run(top)
     models = _select_models(top, args, filename)
     if models is None:
         return 1
