@@ -10,9 +10,14 @@ point. docs/memory_planning.md explains the model, the algorithms and their boun
 Sizes may be dynamic: the offsets are then expressions in the run-time sizes (index values),
 emitted as `arith` ops at entry, and sound for every value of those sizes.
 
+Temporaries of a `loop.if` branch join the arena too (their views stay in the branch): the
+two branches never both run, so liveness gives them disjoint positions and the temporaries
+of one branch share memory with those of the other.
+
 The pieces, in the order the pass uses them: size expressions (`plan_memory_sizes`: a tiny
-folding expression language over index values), liveness (`plan_function`), in-place reuse,
-offset assignment (static best-fit, run-time first-fit), the rewrite (`apply_plan`) and the report.
+folding expression language over index values), liveness (`plan_memory_liveness`: positions,
+intervals, which allocs are planned), in-place reuse, offset assignment (static best-fit,
+run-time first-fit), the rewrite (`apply_plan`) and the report.
 """
 
 from __future__ import annotations
@@ -23,17 +28,18 @@ from dataclasses import dataclass, field
 from irkit.attributes import IntegerAttr
 from irkit.builder import Builder
 from irkit.diagnostics import Diagnostic, emit
-from irkit.ir import Block, BlockArgument, Operation, Value
-from irkit.opdef import Terminator, has_trait
+from irkit.ir import Block, Operation, Value
 from irkit.pass_manager import Pass, register_pass
-from irkit.rewrite import constant_value, is_pure
+from irkit.rewrite import constant_value
 from irkit.types import I8, MemRefType
-from irkit.dialects.loop import ForOp, ParallelOp
+from irkit.dialects.loop import ForOp, IfOp, ParallelOp
 from irkit.dialects.memory import (
     AllocOp, ArenaOp, DeallocOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp, ViewOp,
-    byte_size, effects_of,
+    byte_size,
 )
 from irkit.passes import plan_memory_sizes as sz
+from irkit.passes.plan_memory_liveness import Buffer, find_buffers
+from irkit.passes.plan_memory_sizes import size_leaves, size_value
 
 #: run-time first fit tries at most this many earlier neighbours' tops; beyond, it stacks
 _MAX_FIT_CANDIDATES = 8
@@ -48,30 +54,8 @@ _SEARCH_TARGET = 1.01
 _SEARCH_SIZES = (1, 4096)
 
 # ---------------------------------------------------------------------------------------------
-# Liveness
+# The plan
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class Buffer:
-    """A function-level `memory.alloc` the plan places in the arena.
-
-    `start`/`end` are positions in the function body (the index of a top-level op, which
-    stands for everything nested in it): the first and last op that reads or writes the
-    buffer or an alias of it (`memory.dim` and views touch no memory, so they do not count);
-    an escaping buffer is live to the end."""
-
-    alloc: AllocOp
-    raw: object                 # bytes, an expression
-    size: object                # bytes rounded up to sz.ALIGNMENT
-    start: int
-    end: int
-    touches: list               # (position, op) of every op that reads or writes it
-    aliased: bool               # something else (a view, a subview) refers to its memory
-    escapes: bool
-    deallocs: list
-    slot: "Slot | None" = None
-
 
 @dataclass(eq=False)
 class Slot:
@@ -89,11 +73,12 @@ class FunctionPlan:
     """What `plan_function` found and decided; `apply_plan` rewrites the function by it."""
 
     func: Operation
-    ops: list                   # the top-level ops, by position
+    ops: list                   # the ops that have a position (plan_memory_liveness), by it
     buffers: list               # planned, by position
-    skipped: list               # (alloc, reason) of function-level allocs left alone
-    in_loops: int               # allocs nested in regions, left alone
+    skipped: list               # (alloc, reason) of allocs with a position left alone
+    in_loops: int               # allocs inside loops (no position of their own), left alone
     hoist: set                  # pure ops computing sizes, to move to the entry
+    resolved: dict              # memory.dim op -> the value it equals, to replace it by
     hint: int
     slots: list = field(default_factory=list)
     arena: object = 0
@@ -131,98 +116,6 @@ class FunctionPlan:
         return best
 
 
-def _top(block: Block, op: Operation) -> Operation:
-    while op.parent is not block:
-        op = op.parent_op
-    return op
-
-
-class _NotPlanned(Exception):
-    """Why a function-level alloc stays an alloc (the report says it)."""
-
-
-def _uses(buf: Value, block: Block, pos: dict) -> tuple[list, bool, bool, list]:
-    """(touches, aliased, escapes, deallocs) of the buffer `buf`, or `_NotPlanned`.
-
-    Follows aliases made by pure ops without regions (views, subviews). An op that reads or
-    writes through known effects is a touch at its top-level position; a call, a yield, an
-    op with regions taking the buffer, or any op of unknown effects is an escape."""
-    touches, deallocs = [], []
-    aliased = escapes = False
-    work = [buf]
-    while work:
-        v = work.pop()
-        for use in v.uses:
-            u = use.owner
-            p = pos[_top(block, u)]
-            if isinstance(u, DeallocOp):
-                if v is not buf or u.parent is not block:
-                    raise _NotPlanned("it is freed inside a region or through an alias")
-                deallocs.append(u)
-            elif u.name == "func.return":
-                raise _NotPlanned("it is returned")
-            elif has_trait(u, Terminator):          # a yield: the value leaves the region
-                touches.append((p, u))
-                escapes = True
-            elif not u.regions and is_pure(u):
-                memrefs = [r for r in u.results if isinstance(r.type, MemRefType)]
-                aliased = aliased or bool(memrefs)
-                work += memrefs
-            elif not u.regions and effects_of(u) is not None and \
-                    not any(isinstance(r.type, MemRefType) for r in u.results):
-                touches.append((p, u))
-            else:
-                touches.append((p, u))
-                escapes = True
-    if len(deallocs) > 1:
-        raise _NotPlanned("it is freed more than once")
-    return touches, aliased, escapes, deallocs
-
-
-def _hoistable(v: Value, block: Block, ops: set) -> bool:
-    """Whether `v` can be computed at the function entry: a block argument, or the result
-    of a pure top-level op without regions whose operands can be (those ops join `ops`)."""
-    if isinstance(v, BlockArgument):
-        return v.owner is block
-    o = v.owner
-    if o in ops:
-        return True
-    if o.parent is not block or o.regions or o.successors or not is_pure(o):
-        return False
-    if all(_hoistable(x, block, ops) for x in o.operands):
-        ops.add(o)
-        return True
-    return False
-
-
-def _analyze(alloc: AllocOp, k: int, block: Block, pos: dict, hoist: set) -> Buffer | str:
-    """The `Buffer` of a function-level alloc at position `k`, or why it stays an alloc."""
-    t = alloc.memref.type
-    esize = byte_size(t.element)
-    if esize is None:
-        return f"its elements ({t.element}) have no size in memory"
-    if t.memory_space is not None:
-        return f"it is in memory space {t.memory_space}"
-    try:
-        touches, aliased, escapes, deallocs = _uses(alloc.memref, block, pos)
-    except _NotPlanned as e:
-        return str(e)
-    needed: set = set()
-    if not all(_hoistable(v, block, needed) for v in alloc.dynamic_sizes):
-        return "its size is computed by an op that cannot move to the function entry"
-    hoist |= needed
-    raw = esize
-    for d in t.shape:
-        if d is not None:
-            raw = sz.mul(raw, d)
-    for v in alloc.dynamic_sizes:
-        raw = sz.mul(raw, v)
-    last = len(pos) - 1
-    start = min((p for p, _ in touches), default=k)
-    end = last if escapes else max((p for p, _ in touches), default=k)
-    return Buffer(alloc, raw, sz.align(raw), start, end, touches, aliased, escapes, deallocs)
-
-
 def plan_function(func: Operation, *, in_place: bool = True,
                   hint: int = 64) -> FunctionPlan | None:
     """Liveness, in-place reuse and offsets for `func` (nothing is changed): None for a
@@ -230,18 +123,9 @@ def plan_function(func: Operation, *, in_place: bool = True,
     region = func.regions[0] if func.regions else None
     if region is None or len(region.blocks) != 1:
         return None
-    block = region.blocks[0]
-    ops = list(block.ops)
-    pos = {op: k for k, op in enumerate(ops)}
-    plan = FunctionPlan(func, ops, [], [], 0, set(), hint)
-    for k, op in enumerate(ops):
-        if isinstance(op, AllocOp):
-            b = _analyze(op, k, block, pos, plan.hoist)
-            if isinstance(b, str):
-                plan.skipped.append((op, b))
-            else:
-                plan.buffers.append(b)
-        plan.in_loops += sum(1 for o in op.walk() if o is not op and isinstance(o, AllocOp))
+    live = find_buffers(region.blocks[0])
+    plan = FunctionPlan(func, live.ops, live.buffers, live.skipped, live.in_loops, live.hoist,
+                        live.resolved, hint)
     _make_slots(plan, in_place)
     _assign_offsets(plan)
     return plan
@@ -281,12 +165,16 @@ def _loop_ivs(block: Block, outer: Operation) -> dict | None:
 
 
 def can_reuse_in_place(a: Buffer, b: Buffer, outer: Operation) -> bool:
-    """Whether `b` may take `a`'s memory in `outer` (the top-level op where `a` dies and `b` is
-    first written): every iteration of the loop nest reads `a` at one element (or vector) and
-    then writes `b` at the same index, the index being all the nest's induction variables; so
-    each element of `a` is read before the same bytes are overwritten, and by no other
-    iteration. Conservative: one block, plain loads and stores, same shape and element size."""
-    if a.escapes or b.escapes or a.aliased or b.aliased or not _same_shape(a.alloc, b.alloc):
+    """Whether `b` may take `a`'s memory in `outer` (the op at the position where `a` dies and
+    `b` is first written: the outermost loop there, in the body or in a branch): every
+    iteration of the loop nest reads `a` at one element (or vector) and then writes `b` at
+    the same index, the index being all the nest's induction variables; so each element of
+    `a` is read before the same bytes are overwritten, and by no other iteration.
+    Conservative: one block of accesses, plain loads and stores, same shape and element size,
+    and both allocated in one block (a branch buffer never takes the memory of a buffer from
+    outside its branch, nor gives its own away to one)."""
+    if a.escapes or b.escapes or a.aliased or b.aliased or not _same_shape(a.alloc, b.alloc) \
+            or a.home is not b.home:
         return False
     reads = [u for p, u in a.touches if p == a.end]
     writes = [u for p, u in b.touches if p == b.start]
@@ -499,70 +387,6 @@ def _cover(slots: list, candidates: list, at: list[list[int]]) -> list:
     return chosen
 
 
-def _dim_symbol(v: Value):
-    """What a run-time size stands for: the model's symbol (`"B"`) when it is a dimension of
-    an argument whose `graph.dims` names one (such sizes are equal by the calling
-    convention, checked at entry), else the value itself."""
-    op = v.owner if not isinstance(v, BlockArgument) else None
-    if op is None or op.name != "memory.dim" or not isinstance(op.operands[0], BlockArgument):
-        return v
-    arg = op.operands[0]
-    attrs = arg.owner.parent_op.properties.get("arg_attrs") if arg.owner.parent_op else None
-    if attrs is None or arg.index >= len(attrs.value):
-        return v
-    dims = dict(attrs.value[arg.index].value).get("graph.dims")
-    axis = op.properties["axis"].value
-    if dims is None or axis >= len(dims.value):
-        return v
-    name = dims.value[axis].value
-    return name if isinstance(name, str) else v
-
-
-_INDEX_OPS = {
-    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: max(a - b, 0),
-    "arith.muli": lambda a, b: a * b, "arith.divui": lambda a, b: a // max(b, 1),
-    "arith.ceildivui": lambda a, b: -(-a // max(b, 1)), "arith.maxui": max,
-    "arith.minui": min, "arith.maxsi": max, "arith.minsi": min,
-    "arith.divsi": lambda a, b: a // max(b, 1), "arith.ceildivsi": lambda a, b: -(-a // max(b, 1)),
-    "arith.select": lambda c, a, b: a if c else b,
-}
-_CMPI = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b,
-         3: lambda a, b: a <= b, 4: lambda a, b: a > b, 5: lambda a, b: a >= b,
-         6: lambda a, b: a < b, 7: lambda a, b: a <= b, 8: lambda a, b: a > b,
-         9: lambda a, b: a >= b}
-
-
-def size_leaves(v: Value, out: dict) -> None:
-    """The independent run-time sizes `v` is computed from: model symbols (`_dim_symbol`)
-    through constants and the index arithmetic of `_INDEX_OPS` and `arith.cmpi`; any other
-    value is a leaf of its own. (`sizes_at` in `_assign_offsets` varies only these.)"""
-    symbol = _dim_symbol(v)
-    op = None if isinstance(v, BlockArgument) else v.owner
-    if isinstance(symbol, str) or op is None or \
-            (op.name not in _INDEX_OPS and op.name not in ("arith.cmpi", "arith.constant")):
-        out[symbol] = None
-        return
-    for x in op.operands:
-        size_leaves(x, out)
-
-
-def size_value(v: Value, leaves: dict, memo: dict) -> int:
-    """`v` when the leaves of `size_leaves` have the values in `leaves`."""
-    if v in memo:
-        return memo[v]
-    symbol = _dim_symbol(v)
-    if symbol in leaves:
-        r = leaves[symbol]
-    elif v.owner.name == "arith.constant":
-        r = v.owner.properties["value"].value
-    else:
-        args = [size_value(x, leaves, memo) for x in v.owner.operands]
-        r = _CMPI[v.owner.properties["predicate"].value](*args) \
-            if v.owner.name == "arith.cmpi" else _INDEX_OPS[v.owner.name](*args)
-    memo[v] = r
-    return r
-
-
 def _assign_offsets(plan: FunctionPlan) -> None:
     """Static sizes: `_best_static`. Dynamic sizes: candidate orders (the heuristic orders
     at the hint, and the order `_best_static` finds with every independent size, see
@@ -627,11 +451,24 @@ def _assign_offsets(plan: FunctionPlan) -> None:
 
 def apply_plan(plan: FunctionPlan) -> None:
     """Move the size computations to the entry, compute the offsets and the arena there,
-    make each planned alloc a view of the arena, drop their deallocs, and free the arena
-    before the return."""
+    make each planned alloc a view of the arena where the alloc was (in a branch too: the
+    entry dominates it), drop their deallocs, and free the arena before the return.
+
+    The size ops move in position order (pre-order, branches included), which keeps every
+    definition before its uses; the anchor, the first op that stays, is a body op, since the
+    ops before it all move and so have no regions."""
     if not plan.buffers:
         return
     block = plan.ops[0].parent
+    same = {}                       # a resolved dim -> the value it equals, through chains
+    for dim in plan.resolved:
+        v = dim.results[0]
+        while v.owner in plan.resolved:
+            v = plan.resolved[v.owner]
+        same[dim.results[0]] = v
+    for old, new in same.items():   # equal values, and `new` moves to the entry
+        old.replace_all_uses_with(new)
+        old.owner.erase()
     first = next(k for k, op in enumerate(plan.ops) if op not in plan.hoist)
     anchor = plan.ops[first]
     for op in plan.ops[first:]:
@@ -639,7 +476,7 @@ def apply_plan(plan: FunctionPlan) -> None:
             op.move_before(anchor)
     b = Builder.before(anchor)
     b.location = plan.func.location
-    em = sz.Emitter(b)
+    em = sz.Emitter(b, same)
     offsets = {s: em.value(s.offset) for s in plan.slots}
     if isinstance(plan.arena, int):
         arena = b.create(ArenaOp, None, result_types=[MemRefType((plan.arena,), I8)])
@@ -682,6 +519,9 @@ def memory_report(plan: FunctionPlan) -> Diagnostic:
             f"{len(plan.slots)} slots ({reused} reused in place; {separate} bytes live at most "
             f"without that), {len(plan.skipped)} left as allocs, {plan.in_loops} allocs inside "
             f"loops left as they are")
+    branched = sum(b.in_branch for b in plan.buffers)
+    if branched:
+        text += f"; {branched} of the buffers in branches"
     if plan.buffers:
         text += f"; placed by {plan.strategy}"
     d = Diagnostic("remark", text, plan.func.location)
@@ -691,7 +531,8 @@ def memory_report(plan: FunctionPlan) -> Diagnostic:
                           f"{sz.evaluate(b.size, env)} bytes at offset "
                           f"{sz.evaluate(b.slot.offset, env)}", b.alloc.location)
     for alloc, why in plan.skipped:
-        d.attach_note(f"left as an alloc: {why}", alloc.location)
+        where = " in a branch" if isinstance(alloc.parent.parent_op, IfOp) else ""
+        d.attach_note(f"left as an alloc{where}: {why}", alloc.location)
     return d
 
 
@@ -700,25 +541,32 @@ class PlanMemory(Pass):
     """Place each function's temporaries in one arena at planned, 64-byte-aligned offsets.
 
     Algorithm:
-      1. Take the function-level `memory.alloc`s (those inside loops or branches stay as
-         they are); leave out those that are returned, freed in a region, of elements that
-         are not whole bytes, or sized by an op that cannot move to the entry.
-      2. Liveness over the body's top-level ops: a use nested in a loop or branch counts at
-         its top-level op; aliases (views, subviews) are followed; a buffer lives from the
-         first op that touches its memory to the last, to the end if it escapes (a call,
-         a yield, an op of unknown effects). `memory.dim` and deallocs touch no memory.
-      3. In-place reuse (`in-place`): a buffer first written by the loop nest where another
-         of the same shape dies, reading it element by element at the same index, takes
-         that buffer's slot.
-      4. Offsets: with static sizes, greedy placement into the gaps of the offset-sorted
+      1. Number the ops in pre-order, descending into `loop.if` regions (then before else)
+         but not into loops (`plan_memory_liveness`).
+      2. Take the `memory.alloc`s that have a position: in the body or in `loop.if` regions
+         (those inside loops stay as they are); leave out those that are returned, freed in
+         a region, handed on to another value (yielded, taken by an op with regions or
+         memref results: that value could be freed), of elements without a size in memory,
+         or sized by an op that cannot move to the entry (out of a branch, only ops that
+         cannot trap move; a `memory.dim` of a `loop.if` result is the size both regions'
+         yielded allocs share, if they do); in a branch, also those used outside it.
+      3. Liveness over the positions: a use nested in a loop counts at the loop's position;
+         aliases (views, subviews) are followed; a buffer lives from the first op that
+         touches its memory to the last, to the end if it escapes (a call, an op of
+         unknown effects). `memory.dim` and deallocs touch no memory. The two branches of an
+         `if` have disjoint positions: their temporaries never conflict.
+      4. In-place reuse (`in-place`): a buffer first written by the loop nest where another
+         of the same shape, allocated in the same block, dies, reading it element by element
+         at the same index, takes that buffer's slot.
+      5. Offsets: with static sizes, greedy placement into the gaps of the offset-sorted
          slots overlapping in time, best and first fit, largest-first, program and
          longest-lived orders: the smallest arena wins. With dynamic sizes, the offsets are
          first-fit formulas in the sizes, one per order, evaluated at run time (sound for
          any sizes), and the order with the smallest arena is chosen there too.
-      5. Rewrite: size ops move to the entry, then the offsets, one `memory.arena`, a
+      6. Rewrite: size ops move to the entry, then the offsets, one `memory.arena`, a
          `memory.view` in place of each alloc (same location and attributes), no deallocs
          for them, and one `memory.dealloc` of the arena before the return.
-      6. With `report`, a remark per function: arena, lower bound (most bytes live at one
+      7. With `report`, a remark per function: arena, lower bound (most bytes live at one
          point), their ratio, and a note at each buffer live at the peak.
     """
 

@@ -4,7 +4,8 @@ A size or offset is an `int` (known at compile time), an index `Value` (known at
 an `Expr` (an operator on those); a condition is a `bool` or an `Expr`. The constructors fold
 constants and identities, so a plan over static sizes is plain ints and a dynamic one emits
 few ops; `evaluate` computes an expression for given sizes (the report, the tests) and
-`Emitter` materializes it as `arith` ops (the rewrite).
+`Emitter` materializes it as `arith` ops (the rewrite). Last, what the run-time sizes stand
+for (`size_leaves`, `size_value`): the independent sizes a plan varies to choose its orders.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ import weakref
 
 from irkit.attributes import IntegerAttr
 from irkit.builder import Builder
-from irkit.ir import Value
-from irkit.opdef import lookup_op
+from irkit.ir import BlockArgument, OpResult, Value
 from irkit.types import I1, I64, INDEX
-from irkit.dialects import arith as _arith  # noqa: F401  (the ops offsets are computed with)
+from irkit.dialects.arith import (
+    AddIOp, AndIOp, CmpIOp, ConstantOp, MaxUIOp, MinUIOp, MulIOp, OrIOp, SelectOp,
+)
+from irkit.dialects.loop import IfOp
+from irkit.dialects.memory import AllocOp
 
 #: every offset and the arena base are multiples of this (a cache line; the widest vectors)
 ALIGNMENT = 64
@@ -158,22 +162,24 @@ def symbols(e, out: dict, seen: set | None = None) -> dict:
 
 
 class Emitter:
-    """Materializes expressions as `arith` ops at a builder, each distinct subterm once."""
+    """Materializes expressions as `arith` ops at a builder, each distinct subterm once; an
+    index value in `replaced` is emitted as its replacement."""
 
-    _OPS = {"add": "arith.addi", "mul": "arith.muli", "max": "arith.maxui",
-            "min": "arith.minui", "or": "arith.ori", "and": "arith.andi"}
+    _OPS = {"add": AddIOp, "mul": MulIOp, "max": MaxUIOp, "min": MinUIOp, "or": OrIOp,
+            "and": AndIOp}
 
-    def __init__(self, b: Builder) -> None:
+    def __init__(self, b: Builder, replaced: dict | None = None) -> None:
         self.b = b
         self.memo: dict = {}
+        self.replaced = replaced or {}      # values of the sizes the rewrite replaced
 
-    def _op(self, name: str, *operands: Value, **props) -> Value:
-        return self.b.create(lookup_op(name), *operands, **props).results[0]
+    def _op(self, op: type, *operands: Value, **props) -> Value:
+        return self.b.create(op, *operands, **props).results[0]
 
     def constant(self, value: int, t=INDEX) -> Value:
         key = ("const", value, t)
         if key not in self.memo:
-            self.memo[key] = self._op("arith.constant", value=IntegerAttr(value, t))
+            self.memo[key] = self._op(ConstantOp, value=IntegerAttr(value, t))
         return self.memo[key]
 
     def value(self, e) -> Value:
@@ -182,18 +188,121 @@ class Emitter:
         if isinstance(e, int):
             return self.constant(e)
         if isinstance(e, Value):
-            return e
+            return self.replaced.get(e, e)
         if e in self.memo:
             return self.memo[e]
         args = [self.value(x) for x in e.args]
         if e.op == "align":
-            bumped = self._op("arith.addi", args[0], self.constant(ALIGNMENT - 1))
-            v = self._op("arith.andi", bumped, self.constant(-ALIGNMENT))
+            bumped = self._op(AddIOp, args[0], self.constant(ALIGNMENT - 1))
+            v = self._op(AndIOp, bumped, self.constant(-ALIGNMENT))
         elif e.op == "le":
-            v = self._op("arith.cmpi", *args, predicate=IntegerAttr(7, I64))   # ule
+            v = self._op(CmpIOp, *args, predicate=IntegerAttr(7, I64))   # ule
         elif e.op == "select":
-            v = self._op("arith.select", *args)
+            v = self._op(SelectOp, *args)
         else:
             v = self._op(self._OPS[e.op], *args)
         self.memo[e] = v
         return v
+
+
+# ---------------------------------------------------------------------------------------------
+# What run-time sizes stand for
+# ---------------------------------------------------------------------------------------------
+
+
+def dim_through_if(v: Value) -> Value | None:
+    """What `v = memory.dim %r, k` equals when `%r` is a result of a `loop.if` whose two
+    regions both yield a `memory.alloc` sized along `k` by one same value: that value (the
+    branch that ran made `%r` with that size), else None. Lowering derives the sizes after
+    an `if` from its result; seen through, they can be computed at the function entry."""
+    op = None if isinstance(v, BlockArgument) else v.owner
+    if op is None or op.name != "memory.dim" or not isinstance(op.operands[0], OpResult):
+        return None
+    result = op.operands[0]
+    branch = result.owner
+    if not isinstance(branch, IfOp):
+        return None
+    axis = op.properties["axis"].value
+    same = None
+    for region in branch.regions:
+        term = region.blocks[0].terminator if region.blocks else None
+        alloc = term.operands[result.index].owner if term is not None else None
+        if not isinstance(alloc, AllocOp) or alloc.memref.type.shape[axis] is not None:
+            return None
+        size = alloc.dynamic_sizes[sum(d is None for d in alloc.memref.type.shape[:axis])]
+        if same is not None and size is not same:
+            return None
+        same = size
+    return same
+
+
+def _dim_symbol(v: Value):
+    """What a run-time size stands for: the model's symbol (`"B"`) when it is a dimension of
+    an argument whose `graph.dims` names one (such sizes are equal by the calling
+    convention, checked at entry), else the value itself."""
+    op = v.owner if not isinstance(v, BlockArgument) else None
+    if op is None or op.name != "memory.dim" or not isinstance(op.operands[0], BlockArgument):
+        return v
+    arg = op.operands[0]
+    attrs = arg.owner.parent_op.properties.get("arg_attrs") if arg.owner.parent_op else None
+    if attrs is None or arg.index >= len(attrs.value):
+        return v
+    dims = dict(attrs.value[arg.index].value).get("graph.dims")
+    axis = op.properties["axis"].value
+    if dims is None or axis >= len(dims.value):
+        return v
+    name = dims.value[axis].value
+    return name if isinstance(name, str) else v
+
+
+_INDEX_OPS = {
+    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: max(a - b, 0),
+    "arith.muli": lambda a, b: a * b, "arith.divui": lambda a, b: a // max(b, 1),
+    "arith.ceildivui": lambda a, b: -(-a // max(b, 1)), "arith.maxui": max,
+    "arith.minui": min, "arith.maxsi": max, "arith.minsi": min,
+    "arith.divsi": lambda a, b: a // max(b, 1), "arith.ceildivsi": lambda a, b: -(-a // max(b, 1)),
+    "arith.select": lambda c, a, b: a if c else b,
+}
+_CMPI = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b,
+         3: lambda a, b: a <= b, 4: lambda a, b: a > b, 5: lambda a, b: a >= b,
+         6: lambda a, b: a < b, 7: lambda a, b: a <= b, 8: lambda a, b: a > b,
+         9: lambda a, b: a >= b}
+
+
+def size_leaves(v: Value, out: dict) -> None:
+    """The independent run-time sizes `v` is computed from: model symbols (`_dim_symbol`)
+    through constants, the index arithmetic of `_INDEX_OPS` and `arith.cmpi`, and
+    `dim_through_if`; any other value is a leaf of its own. (`sizes_at` in the planner's
+    `_assign_offsets` varies only these.)"""
+    same = dim_through_if(v)
+    if same is not None:
+        size_leaves(same, out)
+        return
+    symbol = _dim_symbol(v)
+    op = None if isinstance(v, BlockArgument) else v.owner
+    if isinstance(symbol, str) or op is None or \
+            (op.name not in _INDEX_OPS and op.name not in ("arith.cmpi", "arith.constant")):
+        out[symbol] = None
+        return
+    for x in op.operands:
+        size_leaves(x, out)
+
+
+def size_value(v: Value, leaves: dict, memo: dict) -> int:
+    """`v` when the leaves of `size_leaves` have the values in `leaves`."""
+    if v in memo:
+        return memo[v]
+    same = dim_through_if(v)
+    symbol = _dim_symbol(v)
+    if same is not None:
+        r = size_value(same, leaves, memo)
+    elif symbol in leaves:
+        r = leaves[symbol]
+    elif v.owner.name == "arith.constant":
+        r = v.owner.properties["value"].value
+    else:
+        args = [size_value(x, leaves, memo) for x in v.owner.operands]
+        r = _CMPI[v.owner.properties["predicate"].value](*args) \
+            if v.owner.name == "arith.cmpi" else _INDEX_OPS[v.owner.name](*args)
+    memo[v] = r
+    return r
