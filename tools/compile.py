@@ -104,6 +104,7 @@ BINARY_STAGES = ("llvm", "asm", "obj")
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
+    from irkit.tools.opt import add_verify_each_arguments
     ap = argparse.ArgumentParser(prog="irkit-compile", allow_abbrev=False,
                                  description="Compile a model file (.irk): print one stage "
                                              "of its lowering, or link a shared library.")
@@ -127,13 +128,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
     ap.add_argument("--mlir-print-op-generic", action="store_true",
                     help="print every op in generic form")
     inst = ap.add_argument_group("instrumentation (as in irkit-opt)")
-    inst.add_argument("--verify-each", default="true", nargs="?", const="true",
-                      choices=["true", "false", "numeric"],
-                      help="verify after every pass (default); 'numeric' also interprets "
-                           "each function before and after every pass and stops at the "
-                           "first pass that changes a result")
-    inst.add_argument("--numeric-reproducer", default=None, metavar="FILE",
-                      help="where --verify-each=numeric writes its reproducer")
+    add_verify_each_arguments(inst)
     inst.add_argument("--mlir-timing", action="store_true",
                       help="report the wall time of each pass and backend step on stderr")
     inst.add_argument("--mlir-print-ir-after-all", "--print-ir-after-all",

@@ -58,13 +58,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
                         help="flat pipeline: 'canonicalize,cse{...}' run on the module")
     passes.add_argument("--pass-pipeline", default=None, metavar="PIPELINE",
                         help="MLIR pipeline: 'builtin.module(func.func(cse))'")
-    passes.add_argument("--verify-each", default="true", nargs="?", const="true",
-                        choices=["true", "false", "numeric"],
-                        help="verify after every pass (default); 'numeric' also runs the "
-                             "interpreter before and after every pass and stops at the first "
-                             "pass that changes a result")
-    passes.add_argument("--numeric-reproducer", default=None, metavar="FILE",
-                        help="where --verify-each=numeric writes its reproducer")
+    add_verify_each_arguments(passes)
     passes.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE.py",
                         help="import a Python file that registers passes (test passes)")
     passes.add_argument("--dump-pass-pipeline", action="store_true",
@@ -118,6 +112,17 @@ def split_chunks(text: str) -> list[str]:
             cur.append(line)
     chunks.append("\n" * start + "".join(cur))
     return chunks
+
+
+def add_verify_each_arguments(group) -> None:
+    """`--verify-each` and `--numeric-reproducer`, which irkit-compile shares."""
+    group.add_argument("--verify-each", default="true", nargs="?", const="true",
+                       choices=["true", "false", "numeric"],
+                       help="verify after every pass (default); 'numeric' also runs the "
+                            "interpreter before and after every pass and stops at the first "
+                            "pass that changes a result")
+    group.add_argument("--numeric-reproducer", default=None, metavar="FILE",
+                       help="where --verify-each=numeric writes its reproducer")
 
 
 def build_pass_manager(args):
