@@ -106,14 +106,8 @@ class FunctionPlan:
     def lower_bound(self, env: dict, in_place: bool = True) -> tuple[int, int]:
         """(the most aligned bytes live at one position, the first position with that many);
         with `in_place`, a chain reused in place counts once."""
-        items = [(s.start, s.end, sz.evaluate(s.size, env)) for s in self.slots] if in_place \
-            else [(b.start, b.end, sz.evaluate(b.size, env)) for b in self.buffers]
-        best = (0, 0)
-        for p in sorted({s for s, _, _ in items}):
-            total = sum(n for s, e, n in items if s <= p <= e)
-            if total > best[0]:
-                best = (total, p)
-        return best
+        live = self.slots if in_place else self.buffers
+        return _peak(live, [sz.evaluate(x.size, env) for x in live])
 
 
 def plan_function(func: Operation, *, in_place: bool = True,
@@ -311,14 +305,19 @@ def _arena_static(offsets: list[int], sizes: list[int]) -> int:
     return max((o + n for o, n in zip(offsets, sizes)), default=0)
 
 
-def _peak(slots: list, sizes: list[int]) -> int:
-    """The most bytes live at one position: no placement needs less."""
-    return max((sum(n for t, n in zip(slots, sizes) if t.start <= p <= t.end)
-                for p in {t.start for t in slots}), default=0)
+def _peak(live: list, sizes: list[int]) -> tuple[int, int]:
+    """(the most bytes live at one position, the first position with that many) of slots or
+    buffers (`start`, `end`) of these sizes: no placement needs less."""
+    best = (0, 0)
+    for p in sorted({t.start for t in live}):
+        total = sum(n for t, n in zip(live, sizes) if t.start <= p <= t.end)
+        if total > best[0]:
+            best = (total, p)
+    return best
 
 
-def _best_static(slots: list, sizes: list[int], fits: tuple = (True, False),
-                 stack_beyond: int | None = None) -> tuple:
+def _best_static(slots: list, conflicts: list, sizes: list[int],
+                 fits: tuple = (True, False), stack_beyond: int | None = None) -> tuple:
     """(arena, strategy, offsets, order) of the best placement found for these sizes: the
     heuristic orders with each fit of `fits` (True: best fit, False: first fit; both as
     `_place_static` with `stack_beyond`), then, while
@@ -326,8 +325,7 @@ def _best_static(slots: list, sizes: list[int], fits: tuple = (True, False),
     one slot of the best order moved to another place and a fresh random order (restarts:
     moves alone get stuck), each kept when the arena does not grow (so plateaus are
     crossed), for at most _SEARCH_BUDGET placements. Seeded by the slot count:
-    deterministic."""
-    conflicts = _conflicts(slots)
+    deterministic. `conflicts` is `_conflicts(slots)`."""
     best = None
     for name, order in _orders(slots, sizes).items():
         for best_fit in fits:
@@ -336,7 +334,7 @@ def _best_static(slots: list, sizes: list[int], fits: tuple = (True, False),
             if best is None or arena < best[0]:
                 best = (arena, name, offsets, order, best_fit)
     arena, name, offsets, order, best_fit = best
-    target = _SEARCH_TARGET * _peak(slots, sizes)
+    target = _SEARCH_TARGET * _peak(slots, sizes)[0]
     rng = random.Random(len(slots))
     searched = False
     budget = min(_SEARCH_BUDGET, _SEARCH_WORK // len(slots) ** 2) if len(order) > 2 else 0
@@ -369,11 +367,10 @@ def _search_sizes(plan: FunctionPlan) -> list[int]:
                    *(d + 1 for d in dims)})
 
 
-def _cover(slots: list, candidates: list, at: list[list[int]]) -> list:
+def _cover(conflicts: list, candidates: list, at: list[list[int]]) -> list:
     """The fewest candidate orders (greedy set cover) such that at each size vector of `at`
     one of them is within _SEARCH_TARGET of the best candidate there: each order chosen
     becomes run-time code, so orders that never win are left out."""
-    conflicts = _conflicts(slots)
     arenas = [[_arena_static(_place_static(conflicts, sizes, order, False,
                                            _MAX_FIT_CANDIDATES), sizes) for sizes in at]
               for order in candidates]
@@ -398,12 +395,14 @@ def _assign_offsets(plan: FunctionPlan) -> None:
     slots = plan.slots
     if not slots:
         return
+    conflicts = _conflicts(slots)
     if plan.is_static():
         sizes = [s.size for s in slots]
-        plan.arena, plan.strategy, offsets, _ = _best_static(slots, sizes)
+        plan.arena, plan.strategy, offsets, _ = _best_static(slots, conflicts, sizes)
     else:
+        values = list(plan.env())                # the run-time sizes the slots' sizes read
         leaves: dict = {}
-        for v in plan.env():
+        for v in values:
             size_leaves(v, leaves)
         symbols = sorted(leaves, key=str)
 
@@ -411,19 +410,19 @@ def _assign_offsets(plan: FunctionPlan) -> None:
             """The slots' sizes with every dynamic size n, or each symbol its own of n's."""
             value = dict(zip(symbols, n)) if isinstance(n, tuple) else dict.fromkeys(symbols, n)
             memo: dict = {}
-            env = {v: size_value(v, value, memo) for v in plan.env()}
+            env = {v: size_value(v, value, memo) for v in values}
             return [sz.evaluate(s.size, env) for s in slots]
-        grid = sorted({*_search_sizes(plan), *(round(2 ** (k / 4)) for k in range(53))})
-        searched: list = list(_search_sizes(plan))
+        searched: list = _search_sizes(plan)
+        grid = sorted({*searched, *(round(2 ** (k / 4)) for k in range(53))})
         mixed: list = []
         if len(symbols) > 1:                     # sizes that differ from one another too
             rng = random.Random(len(symbols))
             mixed = [tuple(rng.choice(grid) for _ in symbols) for _ in range(80)]
             searched += mixed[:16]
         candidates = list(_orders(slots, sizes_at(plan.hint)).values())
-        candidates += [_best_static(slots, sizes_at(n), (False,), _MAX_FIT_CANDIDATES)[3]
-                       for n in searched]
-        chosen = _cover(slots, candidates, [sizes_at(n) for n in grid + mixed])
+        candidates += [_best_static(slots, conflicts, sizes_at(n), (False,),
+                                    _MAX_FIT_CANDIDATES)[3] for n in searched]
+        chosen = _cover(conflicts, candidates, [sizes_at(n) for n in grid + mixed])
         offsets = arena = None
         for order in chosen:
             mine = _place_dynamic(slots, order)

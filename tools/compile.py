@@ -60,21 +60,15 @@ def emit_memory(module, args=None):
     """`--emit=loop` then `plan-memory`: what the backend compiles, each function's
     temporaries views of one arena (docs/memory_planning.md)."""
     emit_loop(module, args)
-    _pass_manager(args, _planning(args)).run(module)
-    return module
-
-
-def _planning(args) -> str:
-    """The planning pipeline, with a remark per function under `--memory-report`."""
     from irkit.runtime import PLANNING_PIPELINE
-    if args is not None and getattr(args, "memory_report", False):
-        return PLANNING_PIPELINE.replace("plan-memory", "plan-memory{report=true}")
-    return PLANNING_PIPELINE
+    _pass_manager(args, PLANNING_PIPELINE).run(module)
+    return module
 
 
 def _pass_manager(args, pipeline: str):
     """irkit-opt's pass manager for `pipeline`, with this command line's instrumentation
-    (`--mlir-print-ir-*`, `--verify-each`; `--mlir-timing` is added by `run`)."""
+    (`--mlir-print-ir-*`, `--verify-each`; `--mlir-timing` is added by `run`) and a remark
+    per function from every `plan-memory` in it under `--memory-report`."""
     from irkit.tools.opt import build_arg_parser as opt_parser, build_pass_manager
     ns = opt_parser().parse_args([])
     ns.flat = pipeline
@@ -86,6 +80,10 @@ def _pass_manager(args, pipeline: str):
                     "numeric_reproducer"):
             setattr(ns, key, getattr(args, key))
     pm = build_pass_manager(ns)
+    if args is not None and getattr(args, "memory_report", False):
+        for p in pm.passes():
+            if p.name == "plan-memory":
+                p.report = True
     if args is not None and getattr(args, "timing", None) is not None:
         pm.add_instrumentation(args.timing)
     return pm
@@ -163,8 +161,9 @@ def _compile_machine(top, args, filename: str) -> int:
     module of `<model>_<function>` symbols through the LLVM backend."""
     from irkit.backends import llvm_cpu
     from irkit.library import flat_module, write_library
-    from irkit.runtime import DERIVATIVES_PIPELINE, LOWERING_PIPELINE, lower_model_with_graph
-    pipeline = f"{LOWERING_PIPELINE},{_planning(args)}"
+    from irkit.runtime import (DERIVATIVES_PIPELINE, LOWERING_PIPELINE, PLANNING_PIPELINE,
+                               lower_model_with_graph)
+    pipeline = f"{LOWERING_PIPELINE},{PLANNING_PIPELINE}"
     _pass_manager(args, DERIVATIVES_PIPELINE).run(top)
     models = _select_models(top, args, filename)
     if models is None:

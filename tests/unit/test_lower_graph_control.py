@@ -106,18 +106,23 @@ def test_nested_if(parallel):
     assert _ops(lowered).count("loop.if") == 2
 
 
-RETURNED = """
+# One conditional, its results returned (RETURNED) or used by later ops (NOT_RETURNED).
+_IF = """
 func.func @f(%p: tensor<i1>, %x: tensor<?xf32>, %y: tensor<4xi32>)
-    -> (tensor<?xf32>, tensor<4xi32>, tensor<?xf32>) {
-  %0, %1 = graph.if %p -> (tensor<?xf32>, tensor<4xi32>) {
+    -> ({results}) {{
+  %0, %1 = graph.if %p -> (tensor<?xf32>, tensor<4xi32>) {{
     %a = graph.exp %x : (tensor<?xf32>) -> tensor<?xf32>
     graph.yield %a, %y : tensor<?xf32>, tensor<4xi32>
-  } else {
+  }} else {{
     %b = graph.neg %y : (tensor<4xi32>) -> tensor<4xi32>
     graph.yield %x, %b : tensor<?xf32>, tensor<4xi32>
-  }
-  return %0, %1, %0 : tensor<?xf32>, tensor<4xi32>, tensor<?xf32>
-}"""
+  }}
+{rest}
+}}"""
+
+RETURNED = _IF.format(
+    results="tensor<?xf32>, tensor<4xi32>, tensor<?xf32>",
+    rest="  return %0, %1, %0 : tensor<?xf32>, tensor<4xi32>, tensor<?xf32>")
 
 
 def test_if_results_returned():
@@ -128,20 +133,10 @@ def test_if_results_returned():
     assert "memory.alloc" not in _ops(lowered)
 
 
-NOT_RETURNED = """
-func.func @f(%p: tensor<i1>, %x: tensor<?xf32>, %y: tensor<4xi32>)
-    -> (tensor<?xf32>, tensor<4xi32>) {
-  %0, %1 = graph.if %p -> (tensor<?xf32>, tensor<4xi32>) {
-    %a = graph.exp %x : (tensor<?xf32>) -> tensor<?xf32>
-    graph.yield %a, %y : tensor<?xf32>, tensor<4xi32>
-  } else {
-    %b = graph.neg %y : (tensor<4xi32>) -> tensor<4xi32>
-    graph.yield %x, %b : tensor<?xf32>, tensor<4xi32>
-  }
+NOT_RETURNED = _IF.format(results="tensor<?xf32>, tensor<4xi32>", rest="""\
   %2 = graph.add %0, %0 : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
   %3 = graph.mul %1, %1 : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-  return %2, %3 : tensor<?xf32>, tensor<4xi32>
-}"""
+  return %2, %3 : tensor<?xf32>, tensor<4xi32>""")
 
 
 def test_if_results_in_temporaries():
