@@ -53,7 +53,7 @@ from irkit.backends.llvm_types import BackendError, error_at
 
 __all__ = ["compile_module", "JitModule", "translate", "optimized_module", "emit_llvm_ir",
            "emit_object", "emit_assembly", "link_shared", "load_shared", "host_cpu",
-           "BackendError"]
+           "host_target", "missing_features", "run_interruptibly", "BackendError"]
 
 
 @functools.cache
@@ -76,6 +76,48 @@ def host_cpu() -> tuple[str, str]:
     """(CPU name, feature string) of this machine, as LLVM detects them."""
     _initialize()
     return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
+def host_target() -> dict[str, str]:
+    """What code compiled here is built for: the process triple, the CPU name and its
+    feature string (`+avx2,-avx512f,...`), as the target machine is made from them. A
+    library records it, so that loading it where the CPU lacks a feature is refused."""
+    cpu, features = host_cpu()
+    return {"triple": llvm.get_process_triple(), "cpu": cpu, "features": features}
+
+
+def missing_features(target: dict[str, str]) -> list[str]:
+    """The features enabled in `target` (from `host_target`, maybe another machine's) that
+    this machine's CPU lacks."""
+    have = {f for f in host_cpu()[1].split(",") if f.startswith("+")}
+    return [f for f in target.get("features", "").split(",") if f.startswith("+") and
+            f not in have]
+
+
+def run_interruptibly(fn, *args, **kwargs):
+    """`fn(*args, **kwargs)`, run on a helper thread while this one waits for it.
+
+    LLVM's optimization and code generation are long calls into C (tens of seconds for a
+    big model); Python runs a SIGINT handler only between bytecodes of the main thread, so
+    Ctrl-C during them would take effect only when they return. llvmlite's calls release
+    the GIL, so the main thread, waiting here, gets `KeyboardInterrupt` within milliseconds.
+    The helper thread is then abandoned: it finishes its work in the background (holding
+    llvmlite's lock until then) and its result is dropped; a tool exits right away."""
+    import threading
+    result: dict = {}
+
+    def work():
+        try:
+            result["value"] = fn(*args, **kwargs)
+        except BaseException as e:              # handed to the waiting thread
+            result["error"] = e
+
+    t = threading.Thread(target=work, name="irkit-llvm", daemon=True)
+    t.start()
+    t.join()
+    if "error" in result:
+        raise result.pop("error")
+    return result["value"]
 
 
 @functools.cache

@@ -13,6 +13,10 @@ over `memref<64x64xf32>` indexes with constant strides and LLVM can vectorize it
 - `memory.view` starts at `aligned + offset + byte_shift` of the byte buffer, contiguous.
 - `memory.subview` only computes a new descriptor (offset, sizes, strides).
 - `memory.copy` is one `memcpy` when both sides are contiguous by type, else a loop nest.
+- `memory.check` branches (weighted as unlikely) to a cold block that claims status[0] with a
+  `cmpxchg` from 0 to the site's code, so that of several threads failing at once exactly
+  one records its value and bound (two plain stores after a won exchange); the callers join
+  the threads before reading the status.
 - Elements are stored in their storage type (`i1` as a byte, see `llvm_types`).
 """
 
@@ -271,3 +275,34 @@ def _copy(lw: FunctionLowering, op, args):
         v = b.load(src.element_ptr(ivs), typ=src.storage, align=byte_size(src.storage))
         b.store(v, dst.element_ptr(ivs), align=byte_size(dst.storage))
     emit_loop_nest(lw, [zero] * len(sizes), sizes, [one] * len(sizes), body)
+
+
+# ---------------------------------------------------------------------------------------------
+# Run-time checks
+# ---------------------------------------------------------------------------------------------
+
+#: branch weights of a check: (holds, fails); the failing side is the cold one
+_CHECK_WEIGHTS = [1 << 20, 1]
+
+
+@lowers("memory.check")
+def _check(lw: FunctionLowering, op, args):
+    """`br ok, done, fail`; fail: `cmpxchg status[0], 0, code`, and when it exchanged,
+    status[1] = value, status[2] = bound; then done."""
+    ok, value, bound, status = args
+    m = _memref(lw, status, op.operands[3].type)
+    b = lw.builder
+    fail = lw.llfn.append_basic_block("check.fail")
+    record = lw.llfn.append_basic_block("check.record")
+    done = lw.llfn.append_basic_block("check.done")
+    b.cbranch(ok, done, fail).set_weights(_CHECK_WEIGHTS)
+    b.position_at_end(fail)
+    zero = ir.Constant(I64, 0)
+    code = ir.Constant(I64, op.properties["code"].value)
+    claimed = b.cmpxchg(m.element_ptr([zero]), zero, code, "monotonic", "monotonic")
+    b.cbranch(b.extract_value(claimed, 1), record, done)
+    b.position_at_end(record)
+    for k, v in ((1, value), (2, bound)):
+        b.store(v, m.element_ptr([ir.Constant(I64, k)]), align=8)
+    b.branch(done)
+    b.position_at_end(done)

@@ -33,7 +33,7 @@ has no results, so no derivative flows back through it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -76,10 +76,17 @@ def dtype_name(t: Type) -> str:
 @dataclass(frozen=True)
 class TensorSpec:
     """The static knowledge about a tensor: its shape (dims: int, symbol or None) and
-    element type. Printed in the DSL's spelling, `f32[N, 784]`."""
+    element type. Printed in the DSL's spelling, `f32[N, 784]`.
+
+    `value` is what a 0-d integer tensor holds, where known (an int, or the DSL symbol of a
+    dimension): `graph.dim` says which size it reads, so the shape functions of the ops that
+    take size operands (`broadcast_to`, sized `reshape` and `split`, `one_hot`) give that
+    size, not `?`. It is knowledge about one value, not part of the type: specs compare
+    without it."""
 
     shape: tuple
     dtype: Type
+    value: Any = field(default=None, compare=False)
 
     @property
     def rank(self) -> int:

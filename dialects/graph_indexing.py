@@ -62,7 +62,11 @@ class OneHotOp(GraphOp):
             raise ShapeError(f"a static depth takes no size operand, got {len(sizes)}")
         if depth < -1:
             raise ShapeError(f"depth must be non-negative, got {depth}")
-        return [TensorSpec(indices.shape + (None if depth == -1 else depth,), F32)]
+        if depth == -1:             # the size the operand holds, where known (`graph.dim`)
+            depth = sizes[0].value
+            if type(depth) is int and depth < 0:
+                raise ShapeError(f"one_hot depth must be non-negative, got {depth}")
+        return [TensorSpec(indices.shape + (depth,), F32)]
 
     def evaluate(self, indices, *sizes):
         depth = int(sizes[0]) if sizes else self.props()["depth"]

@@ -47,7 +47,7 @@ def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     nor is zero. A row whose maximum is not finite is shifted by 0 instead (an all -inf row
     stays -inf - log(0) = NaN as in the plain formula, a +inf entry gives NaN, not a crash).
     """
-    m = np.max(x, axis=axis, keepdims=True)
+    m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)    # initial: an empty axis
     m = np.where(np.isfinite(m), m, x.dtype.type(0))
     s = x - m
     return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True, dtype=x.dtype))
@@ -118,7 +118,7 @@ class SoftmaxOp(_AxisFloatOp):
 
     def evaluate(self, x):
         axis = self.props()["axis"] % x.ndim
-        m = np.max(x, axis=axis, keepdims=True)
+        m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)    # an empty axis: empty
         e = np.exp(x - np.where(np.isfinite(m), m, x.dtype.type(0)))
         return np.asarray(e / np.sum(e, axis=axis, keepdims=True, dtype=x.dtype), x.dtype)
 

@@ -79,6 +79,26 @@ def _check_size_operands(sizes) -> None:
             raise ShapeError(f"size operands must be 0-d integer tensors, got {s}")
 
 
+def _known_sizes(shape: tuple, sizes) -> tuple[tuple, int]:
+    """(`shape` with each -1 entry that the next `sizes` operand fills replaced by what that
+    operand is known to hold, the number of -1 entries left). The size a `graph.dim` reads
+    is a symbol on symbolic dims and an int on concrete ones, so a run-time size is as
+    precise as the dims the shape function is given. Unchanged unless there is one operand
+    per -1 entry (the DSL's own call passes symbols in `shape` instead)."""
+    holes = sum(1 for d in shape if type(d) is int and d == -1)
+    if holes != len(sizes):
+        return tuple(shape), holes
+    it = iter(sizes)
+    out = []
+    for d in shape:
+        if type(d) is int and d == -1:
+            v = next(it).value
+            out.append(-1 if v is None else v)
+        else:
+            out.append(d)
+    return tuple(out), sum(1 for d in out if type(d) is int and d == -1)
+
+
 def _emit(ad, cls, *operands, type, **props):
     """A derivative rule's `cls` op with its result type declared as `type` (the operand
     type a cotangent must have), rather than inferred from the cotangent's type; `type` may
@@ -316,9 +336,13 @@ class ReshapeOp(GraphOp):
     def infer(cls, args, props):
         x, *sizes = args
         _check_size_operands(sizes)
-        if sizes:
-            return [x.with_shape(sized_reshape_shape(x, props["shape"], len(sizes)))]
-        return [x.with_shape(reshape_shape(x, props["shape"]))]
+        if not sizes:
+            return [x.with_shape(reshape_shape(x, props["shape"]))]
+        out = sized_reshape_shape(x, props["shape"], len(sizes))
+        known, left = _known_sizes(props["shape"], sizes)
+        if left < len(sizes):       # the sizes some operands hold: count elements with them
+            out = reshape_shape(x, tuple(None if d == -1 else d for d in known))
+        return [x.with_shape(out)]
 
     def _target(self, sizes) -> tuple:
         if not sizes:
@@ -381,8 +405,7 @@ class DimOp(GraphOp):
     @classmethod
     def infer(cls, args, props):
         (x,) = args
-        _axis(props["axis"], x)
-        return [TensorSpec((), I64)]
+        return [TensorSpec((), I64, x.shape[_axis(props["axis"], x)])]
 
     def evaluate(self, x):
         return np.asarray(x.shape[self.props()["axis"]], dtype=np.int64)
@@ -467,7 +490,11 @@ class BroadcastToOp(GraphOp):
     def infer(cls, args, props):
         x, *sizes = args
         _check_size_operands(sizes)
-        return [x.with_shape(broadcast_to_shape(x, props["shape"], len(sizes)))]
+        out = broadcast_to_shape(x, props["shape"], len(sizes))
+        known, left = _known_sizes(props["shape"], sizes)
+        if left < len(sizes):       # the sizes some operands hold, checked against x's
+            out = broadcast_to_shape(x, known, left)
+        return [x.with_shape(out)]
 
     def _target(self, sizes) -> tuple:
         it = iter(sizes)

@@ -125,6 +125,17 @@ class ConcatOp(GraphOp):
         return out
 
 
+def _check_parts(x: TensorSpec, axis: int, parts: list) -> None:
+    """Known part sizes of a sized split must be non-negative and, where all are ints and so
+    is the axis size, add up to it (what `SplitOp._bounds` checks at run time)."""
+    if any(type(p) is int and p < 0 for p in parts):
+        raise ShapeError(f"part sizes {parts} of a split of {x} must be non-negative")
+    d = x.shape[axis]
+    if type(d) is int and all(type(p) is int for p in parts) and sum(parts) != d:
+        raise ShapeError(f"part sizes {parts} do not add up to the size {d} of axis {axis} "
+                         f"of {x}")
+
+
 @graph.op
 class SplitOp(GraphOp):
     """x cut along `axis` into `sections` parts: equal ones (numpy's `split` with an int;
@@ -172,8 +183,11 @@ class SplitOp(GraphOp):
             part = d // n
         else:
             part = None
-        shape = x.shape[:axis] + (part,) + x.shape[axis + 1:]
-        return [x.with_shape(shape)] * n
+        parts = [part] * n
+        if sizes and n > 1:         # the sizes the operands hold, where known (`graph.dim`)
+            parts = [s.value for s in sizes]
+            _check_parts(x, axis, parts)
+        return [x.with_shape(x.shape[:axis] + (p,) + x.shape[axis + 1:]) for p in parts]
 
     def _bounds(self, x, sizes) -> list[int] | int:
         """np.split's second argument: the section count, or the cut positions."""

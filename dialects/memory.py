@@ -13,7 +13,9 @@ bigger buffer; the offset and strides count elements). Ops:
   a 1-D vector of consecutive elements along the last dimension (these four in
   `memory_access.py`);
 - `memory.copy`: every element of one buffer into another of the same shape;
-- `memory.dim`: the size of one dimension.
+- `memory.dim`: the size of one dimension;
+- `memory.check`: a run-time error recorded in a status buffer when a condition fails (the
+  code, value and bound of the failing site; in `memory_access.py`).
 
 Effects. The core has one effect trait, `Pure`: `dim`, `view` and `subview` carry it (they
 compute a new descriptor and touch no memory), every other op has effects and is never
@@ -36,7 +38,8 @@ Files. This module is the dialect's home: the `memory` dialect object, the `MemR
 and the ops that allocate, free, copy and measure buffers. `memory.view`, `memory.subview`
 and the layout arithmetic (`strides_and_offset`, `contiguous_strides`, `subview_type`,
 `byte_size`, `DYNAMIC_INDEX`) are in `memory_view.py`; `memory.load`, `memory.store`,
-`memory.vector_load`, `memory.vector_store` and `EraseUnusedRead` are in `memory_access.py`.
+`memory.vector_load`, `memory.vector_store`, `memory.check` and `EraseUnusedRead` are in
+`memory_access.py`.
 Both are split off to keep each file readable: they build on this module and are imported at
 its end, so importing any one of them registers every op, and their public names stay
 importable from here.
@@ -50,6 +53,7 @@ import numpy as np
 
 from irkit.attributes import IntegerAttr
 from irkit.ir import Operation, Value
+from irkit.lexer import is_digits
 from irkit.opdef import (
     Constraint, Dialect, I64Attr, Index, Op, OptOperand, Operand, Prop, Pure, Result, Terminator,
     VarOperand, has_trait,
@@ -120,7 +124,7 @@ def _parse_refs(p, open_: str = "[", close: str = "]") -> list:
 def _parse_int(p) -> int:
     tk = p.i
     negative = p.accept("-")
-    if not p.tok.isdigit():
+    if not is_digits(p.tok):
         raise p.error("expected an integer or an SSA value", tk)
     return -int(p.next()) if negative else int(p.next())
 
@@ -579,8 +583,8 @@ from irkit.dialects import memory_access  # noqa: E402
 _REEXPORTED = {
     **dict.fromkeys(("DYNAMIC_INDEX", "SubviewOp", "ViewOp", "byte_size", "contiguous_strides",
                      "strides_and_offset", "subview_type"), memory_view),
-    **dict.fromkeys(("EraseUnusedRead", "LoadOp", "StoreOp", "VectorLoadOp", "VectorStoreOp"),
-                    memory_access),
+    **dict.fromkeys(("CheckOp", "EraseUnusedRead", "LoadOp", "STATUS_TYPE", "StoreOp",
+                     "VectorLoadOp", "VectorStoreOp"), memory_access),
 }
 
 

@@ -11,6 +11,9 @@ the dialect's home stays about allocation, copies and effects. This module holds
 - `memory.load` / `memory.store`, with the index-count check they share with the vector ops.
 - `memory.vector_load` / `memory.vector_store`, which also require a 1-D fixed-length vector
   of the memref's element type that fits in the last dimension, at a unit stride there.
+- `memory.check`: the run-time error channel, a conditional write of an error record (a
+  site code, a value and a bound) into a status buffer; it lives here because it is, like
+  the others, a store of elements, guarded by a condition.
 
 Their reference semantics index the numpy array of the buffer: an index out of bounds, a
 vector past the end of the last dimension or over a non-unit stride, a write to a read-only
@@ -28,10 +31,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from irkit.attributes import IntegerAttr
 from irkit.ir import Operation
-from irkit.opdef import AnyType, AnyVector, Index, Op, Operand, Result, VarOperand
-from irkit.rewrite import PatternRewriter, RewritePattern
-from irkit.types import IndexType, MemRefType
+from irkit.opdef import (
+    AnyType, AnyVector, Bool, Constraint, I64Attr, Index, Op, Operand, Prop, Result, StrAttr,
+    VarOperand,
+)
+from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
+from irkit.types import I1, I64, IndexType, MemRefType
 from irkit.dialects.memory import (
     READ, WRITE, MemRef, _check_live, _checked_index, _checked_vector, _index_refs, _indices,
     _parse_memref_type, _parse_refs, _writable, memory,
@@ -286,3 +293,98 @@ class VectorStoreOp(Op):
         _writable(self, a)
         a[idx] = v
 
+
+
+# ---------------------------------------------------------------------------------------------
+# check: the run-time error channel
+# ---------------------------------------------------------------------------------------------
+
+#: the status buffer of `memory.check`: [code, value, bound]
+STATUS_TYPE = MemRefType((3,), I64)
+StatusBuffer = Constraint(lambda t: t == STATUS_TYPE, "memref<3xi64> (code, value, bound)")
+
+
+class EraseTrueCheck(RewritePattern):
+    """A check whose condition is the constant true never records anything (MLIR erases
+    `cf.assert true`)."""
+
+    root = "memory.check"       # CheckOp is defined below, so the annotation is a name
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        c = constant_value(op.ok)
+        if not (isinstance(c, IntegerAttr) and c.value):
+            return False
+        rewriter.erase_op(op)
+        return True
+
+
+@memory.op
+class CheckOp(Op):
+    """Records a run-time error in a status buffer: when `ok` is false and none is recorded
+    yet (`status[0] == 0`), stores `code` in status[0], then `value` and `bound` in
+    status[1] and status[2]; otherwise nothing. MLIR's `cf.assert`, made recoverable: the
+    program goes on (its callers clamp what they were about to index with, so no memory out
+    of range is touched), and whoever called the function reads the status afterwards.
+
+        memory.check %ok, %value, %bound, %status
+            {code = 1 : i64, message = "label {value} is out of range for {bound} classes"}
+            : memref<3xi64>
+
+    `code` (at least 1) names the site within the function; `message` is what the error
+    says, `{value}` and `{bound}` standing for the values stored (the runtime and a
+    library's C code substitute them), and the op's location is the source line to blame.
+    Compiled, the first failing check wins even across threads (a compare-and-swap on
+    status[0]); interpreted, the same stores, so that the lowered program stays an ordinary
+    program over buffers that the interpreter runs and compares (it raises nothing).
+    """
+
+    name = "memory.check"
+    ok = Operand(Bool, doc="the condition that holds when all is well")
+    value = Operand(Constraint(lambda t: t == I64, "i64"), doc="the offending value")
+    bound = Operand(Constraint(lambda t: t == I64, "i64"), doc="what it was checked against")
+    status = Operand(StatusBuffer)
+    code = Prop(I64Attr, doc="the site's error code, at least 1 (0 is 'no error')")
+    message = Prop(StrAttr, doc="the error's text, with {value} and {bound} placeholders")
+    canonicalization_patterns = (EraseTrueCheck,)
+
+    def infer_result_types(self):
+        return []
+
+    def verify_(self):
+        if self.code.value < 1:
+            raise self.error(f"requires a code of at least 1 (0 means no error), got "
+                             f"{self.code.value}")
+
+    def memory_effects(self):
+        return [(READ, self.status), (WRITE, self.status)]
+
+    def render(self, value: int, bound: int) -> str:
+        """The message with the recorded value and bound in place of the placeholders."""
+        return self.message.value.replace("{value}", str(value)).replace("{bound}", str(bound))
+
+    @classmethod
+    def parse(cls, p, num_results):
+        refs = p.parse_operand_refs()
+        if len(refs) != 4:
+            raise p.error(f"expected 4 operands (ok, value, bound, status), got {len(refs)}")
+        attrs = p.parse_optional_attr_dict()
+        props = {k: attrs.pop(k) for k in list(attrs) if k in cls.spec.prop_names}
+        p.expect(":")
+        t = _parse_memref_type(p)
+        ok, value, bound, status = refs
+        return cls.build(p.resolve(ok, I1), p.resolve(value, I64), p.resolve(bound, I64),
+                         p.resolve(status, t), attributes=attrs, **props)
+
+    def print(self, p):
+        operands = (self.ok, self.value, self.bound, self.status)
+        p.write(" " + ", ".join(map(p.value, operands)))
+        p.attr_dict(self)
+        p.write(f" : {self.status.type}")
+
+    def interpret(self, interp, values):
+        ok, value, bound, status = values
+        _check_live(interp, self, status)
+        if ok or status[0] != 0:
+            return
+        _writable(self, status)
+        status[0], status[1], status[2] = self.code.value, value, bound

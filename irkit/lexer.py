@@ -48,8 +48,29 @@ TOKEN_RE = re.compile(
     # An empty token at the end of the text (or chunk) swallows a trailing comment, which
     # would otherwise be lexed as `/`, `/`, words...; `_strip_end` drops it again.
     r"|\Z"
-    r")"
+    r")",
+    # ASCII only, as MLIR's grammar: without it `\d` and `\w` also match '¹', '٣' or 'é', which
+    # then reach `int()` or become names that no printer writes. A non-ASCII character outside
+    # a string is a one-character `\S` token that the parser reports where it stands.
+    re.ASCII,
 )
+
+
+def is_digits(tok: str) -> bool:
+    """True for a non-empty run of ASCII digits. `str.isdigit` alone also accepts '¹' and
+    '٣', which the grammar does not, and `int()` rejects the first."""
+    return tok.isascii() and tok.isdigit()
+
+
+def starts_digit(tok: str) -> bool:
+    """True when a token starts with an ASCII digit (a number or a shape like `4x`)."""
+    return "0" <= tok[:1] <= "9"
+
+
+def starts_identifier(tok: str) -> bool:
+    """True when a token starts as a bare identifier does: an ASCII letter or '_'."""
+    c = tok[:1]
+    return c == "_" or c.isascii() and c.isalpha()
 
 
 _CHUNK = 1 << 20

@@ -5,7 +5,12 @@ Per model `M` and function `F` the header declares `M_F` (the backend's entry po
 caller passes every variable's buffer), `M_F_checked` (the same after checking every
 descriptor) and `M_F_run` (the checked call over the library's own variables: the caller
 passes inputs and outputs only), and per model the variable API: `M_init_variables`,
-`M_variable_count`, `M_variable_name`, `M_get_variable`, `M_set_variable`.
+`M_variable_count`, `M_variable_name`, `M_get_variable`, `M_set_variable`. Per library,
+`irkit_last_error()` and `irkit_fingerprint()` (the build's fingerprint, also the header's
+`<GUARD>_FINGERPRINT` macro and the `.json`'s, so that a program can tell they match).
+A function with run-time checks (`memory.check`) takes a status descriptor last in `M_F`;
+`M_F_checked` and `M_F_run` pass a zeroed one of their own and, when the call leaves a code
+in it, fail with that check's message, from a table of the function's sites (`_sites`).
 
 The library owns one static buffer per variable. Its initial value is computed here, at
 compile time, by `irkit.runtime.variable_specs`, the code dev mode and `irkit.load` use, and
@@ -34,10 +39,37 @@ _VARIABLE_API = ("init_variables", "variable_count", "variable_name", "get_varia
                  "set_variable")
 
 
+#: C11 keywords and the names the generated code declares itself: a parameter must be none
+_C_RESERVED = frozenset("""auto break case char const continue default do double else enum
+    extern float for goto if inline int long register restrict return short signed sizeof
+    static struct switch typedef union unsigned void volatile while _Alignas _Alignof _Atomic
+    _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert _Thread_local""".split())
+
+
 def _c_ident(name: str) -> str:
+    """A C identifier for a model name: ASCII word characters only (`\\w` alone would keep
+    'é'), not starting with a digit, not a keyword, and clear of the `irkit_` prefix that the
+    generated code's own locals use."""
     import re
-    s = re.sub(r"\W", "_", name)
-    return s if s and not s[0].isdigit() else "_" + s
+    s = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    s = s if s and not s[0].isdigit() else "_" + s
+    return s + "_" if s in _C_RESERVED or s.startswith("irkit_") else s
+
+
+def _unique_c_names(args: list["_Arg"]) -> None:
+    """Give every parameter of one function its own C name: a model may return an input
+    (`output y, x`) or name an input like a variable, and C rejects a repeated parameter.
+    The first keeps its name; a later one gets its role (`x_output`), then a number."""
+    used: set[str] = set()
+    for a in args:
+        name = a.c_name
+        if name in used:
+            base = f"{name}_{a.role.split()[0]}"
+            name, k = base, 2
+            while name in used:
+                name, k = f"{base}{k}", k + 1
+        a.c_name = name
+        used.add(name)
 
 
 def _desc_name(t) -> str:
@@ -58,10 +90,10 @@ class _Arg:
     type: object       # the lowered type (a memref, or a scalar)
     role: str          # "input", "output K" or "variable"
     attrs: dict        # the argument's attribute dictionary
+    c_name: str = ""   # its C parameter name (`_unique_c_names`)
 
-    @property
-    def c_name(self) -> str:
-        return _c_ident(self.name)
+    def __post_init__(self) -> None:
+        self.c_name = self.c_name or _c_ident(self.name)
 
     @property
     def param(self) -> str:
@@ -79,10 +111,13 @@ def _functions(mod: Operation) -> list[tuple[str, list[_Arg]]]:
         for i, t in enumerate(fn.properties["function_type"].value.inputs):
             d = attrs[i].value if attrs is not None else {}
             name = (d["graph.name"].value if "graph.name" in d else
-                    d["graph.variable"].value if "graph.variable" in d else f"arg{i}")
+                    d["graph.variable"].value if "graph.variable" in d else
+                    "status" if "graph.status" in d else f"arg{i}")
             role = (f"output {d['graph.output'].value}" if "graph.output" in d else
-                    "variable" if "graph.variable" in d else "input")
+                    "variable" if "graph.variable" in d else
+                    "status" if "graph.status" in d else "input")
             args.append(_Arg(name, t, role, d))
+        _unique_c_names(args)
         out.append((fn.properties["sym_name"].value, args))
     return out
 
@@ -192,28 +227,47 @@ def _function_doc(model: str, fname: str, args: list[_Arg], descs: dict) -> list
         dims_s = "[" + ", ".join(map(str, dims)) + "]"
         if a.role.startswith("output") and "graph.dims" not in d and None in t.shape:
             dims_s += " (shape not derived: see the function's IR)"
-        lines.append(f" *   {a.role:<9} {a.name}: {t.element}{dims_s}")
+        shown = a.name if a.c_name == a.name else f"{a.name} (parameter {a.c_name})"
+        lines.append(f" *   {a.role:<9} {shown}: {t.element}{dims_s}")
     lines.append(" * Outputs are allocated by the caller with the shapes above and are "
                  "written\n * completely; variables are read and updated in place. */")
+    if any(a.role == "status" for a in args):
+        lines.append(_STATUS_DOC)
     params = ", ".join(a.param for a in args) or "void"
-    run_params = ", ".join(a.param for a in args if a.role != "variable") or "void"
+    checked_params = ", ".join(a.param for a in args if a.role != "status") or "void"
+    run_params = ", ".join(a.param for a in args
+                           if a.role not in ("variable", "status")) or "void"
     variables = ", ".join(a.name for a in args if a.role == "variable") or "none"
     lines += [f"void {model}_{fname}({params});",
               "/* The same call, checked first: null descriptors, every static size, "
               "symbolic sizes\n * consistent across the arguments, row-major strides. "
               "Returns 0, or nonzero without\n * running with the reason in "
-              "irkit_last_error(). */",
-              f"int {model}_{fname}_checked({params});",
+              "irkit_last_error(); also nonzero (after the call) for a\n * run-time error, "
+              "the message naming the model line. No status argument: it\n * passes its "
+              "own. */",
+              f"int {model}_{fname}_checked({checked_params});",
               f"/* {model}_{fname}_checked on the library's variables ({variables}): pass "
-              "the inputs\n * and outputs only, in the order above. */",
+              "the inputs\n * and outputs only, in the order above (no status). */",
               f"int {model}_{fname}_run({run_params});", ""]
     return lines
 
 
-def c_header(lowered: dict[str, Operation], guard: str = "IRKIT_MODEL_H") -> str:
-    """The C header of a library written by `write_library`: descriptor typedefs, then per
-    model its variables and their API, and per function a comment block (inputs, outputs,
-    variables) and the three prototypes."""
+#: the header's note on a function's status argument (`memory.check`, docs/lowering.md)
+_STATUS_DOC = """\
+/* The last argument, status (three int64_t), reports run-time errors of the plain
+ * entry point, which cannot return one: zero it before the call; status[0] != 0 after
+ * it means that the check with that code failed (an index out of range, a size that
+ * does not divide, as in the model's dev mode), status[1] holding the offending value
+ * and status[2] the bound; the outputs are then unspecified. The `_checked` and `_run`
+ * entry points pass their own and return nonzero with the message (the model line,
+ * the value and the bound) in irkit_last_error(). */"""
+
+
+def c_header(lowered: dict[str, Operation], guard: str = "IRKIT_MODEL_H",
+             fingerprint: str = "") -> str:
+    """The C header of a library written by `write_library`: descriptor typedefs, the
+    library's fingerprint, then per model its variables and their API, and per function a
+    comment block (inputs, outputs, variables) and the three prototypes."""
     _check_symbols(lowered)
     descs: dict[str, tuple] = {}
     body = []
@@ -236,10 +290,23 @@ def c_header(lowered: dict[str, Operation], guard: str = "IRKIT_MODEL_H") -> str
         out.append(f"typedef struct {{ {ct} *allocated; {ct} *aligned; int64_t offset;"
                    f"{arrays} }} {name};")
     out += ["", "/* Why the last failed call of this library (on this thread) returned "
-            "nonzero. */", "const char *irkit_last_error(void);", ""]
+            "nonzero. */", "const char *irkit_last_error(void);", "",
+            *_fingerprint_doc(guard, fingerprint)]
     out.extend(body)
     out += ["#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
     return "\n".join(out)
+
+
+def _fingerprint_doc(guard: str, fingerprint: str) -> list[str]:
+    """The header's fingerprint macro and `irkit_fingerprint()` prototype (`write_library`'s
+    `library_metadata` computes the hash; `fingerprint` is hex digits only)."""
+    return [f"/* This build's fingerprint: a hash of the models' lowered IR, the irkit version "
+            "and the CPU\n * target (triple, CPU, features) the library was built for; the "
+            "same as in the\n * library's .json. irkit_fingerprint() returns the library's own: "
+            "a program can\n * check that the library it loaded is the one this header "
+            f"describes with\n * strcmp(irkit_fingerprint(), {guard}_FINGERPRINT) == 0. */",
+            f'#define {guard}_FINGERPRINT "{fingerprint}"',
+            "const char *irkit_fingerprint(void);", ""]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -407,15 +474,99 @@ def _checks(name: str, args: list[_Arg]) -> list[str]:
     return checks
 
 
+#: how `_checked` reports a run-time error (`memory.check`): from a table of the sites
+_REPORT_SOURCE = r"""/* One `memory.check` of a function: its code, and its message as a
+   printf format with two %lld, for (value, bound), or (bound, value) when `swapped`. */
+typedef struct {
+  int64_t code;
+  const char *format;
+  int swapped;
+} irkit_site;
+
+/* The run-time error a call of `fn` left in `status` (status[0]: the failing site's code):
+   its message, with the value and the bound, in irkit_last_error(); returns 1. */
+static int irkit_report(const char *fn, const irkit_site *sites, int64_t count,
+                        const int64_t *status) {
+  char message[sizeof irkit_error];
+  for (int64_t i = 0; i < count; i++) {
+    const irkit_site *s = &sites[i];
+    if (s->code != status[0]) continue;
+    long long a = s->swapped ? status[2] : status[1], b = s->swapped ? status[1] : status[2];
+    snprintf(message, sizeof message, s->format, a, b);
+    IRKIT_FAIL("%s: %s", fn, message);
+  }
+  IRKIT_FAIL("%s: run-time error with unknown code %lld (value %lld, bound %lld)", fn,
+             (long long)status[0], (long long)status[1], (long long)status[2]);
+}
+"""
+
+#: the call of a plain entry point with a status of its own, then the report of an error
+_STATUS_CALL = """\
+  int64_t irkit_s[3] = {{0, 0, 0}};
+  irkit_memref_i64_1d irkit_status = {{irkit_s, irkit_s, 0, {{3}}, {{1}}}};
+  {name}({args});
+  if (irkit_s[0])
+    return irkit_report("{name}", irkit_sites_{name},
+                        sizeof irkit_sites_{name} / sizeof irkit_sites_{name}[0], irkit_s);
+"""
+
+
+def _c_string(text: str) -> str:
+    """`text` as a C string literal: UTF-8, anything but printable ASCII as octal escapes
+    (and `?`, so that no trigraph forms)."""
+    out = []
+    for byte in text.encode("utf-8"):
+        c = chr(byte)
+        if c in '"\\?':
+            out.append("\\" + c)
+        elif 32 <= byte < 127:
+            out.append(c)
+        else:
+            out.append(f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def _site_format(check) -> tuple[str, int]:
+    """(printf format, swapped) of one `memory.check`: its location as the diagnostics
+    print it (`file:line:col: error: `), then its message with `%lld` for `{value}` and
+    `{bound}`, in the order they appear."""
+    import re
+    from irkit.diagnostics import resolve_file_line_col
+    flc = resolve_file_line_col(check.location)
+    where = f"{flc[0]}:{flc[1]}:{flc[2]}" if flc else "<unknown>:0:0"
+    parts = re.split(r"\{(value|bound)\}", check.message.value)
+    names = parts[1::2]
+    text = "%lld".join(p.replace("%", "%%") for p in parts[::2])
+    return f"{where.replace('%', '%%')}: error: {text}", int(names[:1] == ["bound"])
+
+
+def _sites(name: str, mod: Operation, fname: str) -> list[str]:
+    """The table of function `fname`'s `memory.check` sites (code, message) for its
+    `_checked` entry point's report."""
+    from irkit.dialects.memory_access import CheckOp
+    fn = next(op for op in mod.regions[0].blocks[0].ops if op.name == "func.func"
+              and op.properties["sym_name"].value == fname)
+    rows = []
+    for check in fn.walk():
+        if isinstance(check, CheckOp):
+            fmt, swapped = _site_format(check)
+            rows.append(f"  {{{check.code.value}, {_c_string(fmt)}, {swapped}}},")
+    rows = rows or ['  {0, "", 0},']        # C has no empty arrays; code 0 is never reported
+    return [f"static const irkit_site irkit_sites_{name}[] = {{", *rows, "};"]
+
+
 def _run_wrapper(model: str, name: str, args: list[_Arg],
                  variables: list[_Variable]) -> list[str]:
     """`<name>_run`: descriptors over the library's storage of each variable argument (with
     the variable's shape), then the checked call."""
     index = {v.name: i for i, v in enumerate(variables)}
-    params = ", ".join(a.param for a in args if a.role != "variable") or "void"
+    params = ", ".join(a.param for a in args
+                       if a.role not in ("variable", "status")) or "void"
     out = [f"int {name}_run({params}) {{", f"  irkit_ready(&irkit_vars_{model});"]
     call = []
     for a in args:
+        if a.role == "status":
+            continue
         if a.role != "variable":
             call.append(a.c_name)
             continue
@@ -430,20 +581,31 @@ def _run_wrapper(model: str, name: str, args: list[_Arg],
     return out
 
 
-def c_source(lowered: dict[str, Operation], header: str) -> str:
-    """C source of `irkit_last_error`, and per model its variables (storage, initial bits,
-    API) and per function `<model>_<fn>_checked` and `<model>_<fn>_run`."""
-    out = [_SOURCE_PRELUDE.format(header=header)]
+def c_source(lowered: dict[str, Operation], header: str, fingerprint: str = "") -> str:
+    """C source of `irkit_last_error` and `irkit_fingerprint`, and per model its variables
+    (storage, initial bits, API) and per function `<model>_<fn>_checked` and
+    `<model>_<fn>_run`."""
+    out = [_SOURCE_PRELUDE.format(header=header), _REPORT_SOURCE,
+           f'const char *irkit_fingerprint(void) {{ return "{fingerprint}"; }}', ""]
     for model, mod in lowered.items():
         variables = _variables(mod)
         out += [f"/* ---- model {model} ---- */", *_variable_storage(model, variables),
                 _MODEL_API.format(m=model)]
         for fname, args in _functions(mod):
             name = f"{model}_{fname}"
-            out.append(f"int {name}_checked({', '.join(a.param for a in args) or 'void'}) {{")
-            out += _checks(name, args)
-            out += [f"  {name}({', '.join(a.c_name for a in args)});",
-                    "  irkit_error[0] = 0;", "  return 0;", "}", ""]
+            given = [a for a in args if a.role != "status"]
+            status = len(given) < len(args)
+            if status:
+                out += _sites(name, mod, fname)
+            out.append(f"int {name}_checked({', '.join(a.param for a in given) or 'void'}) {{")
+            out += _checks(name, given)
+            if status:
+                out += _STATUS_CALL.format(name=name, args=", ".join(
+                    "&irkit_status" if a.role == "status" else a.c_name
+                    for a in args)).splitlines()
+            else:
+                out.append(f"  {name}({', '.join(a.c_name for a in args)});")
+            out += ["  irkit_error[0] = 0;", "  return 0;", "}", ""]
             out += _run_wrapper(model, name, args, variables)
     return "\n".join(out)
 

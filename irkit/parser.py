@@ -33,7 +33,7 @@ from irkit.attributes import (
 )
 from irkit.diagnostics import ParseError
 from irkit.ir import gc_paused, Block, Operation, Region, UnregisteredOp, Value
-from irkit.lexer import SourceBuffer, tokenize
+from irkit.lexer import SourceBuffer, is_digits, starts_digit, starts_identifier, tokenize
 from irkit.opdef import lookup_dialect, lookup_op
 from irkit.types import (
     F64, I1, I64, INDEX, NONE, ComplexType, IndexType, FloatType, FunctionType, IntegerType, MemRefType,
@@ -269,7 +269,7 @@ class Parser:
                 if toks[self.i] == ":":
                     self.i += 1
                     ct = self.next()
-                    if not ct.isdigit() or int(ct) == 0:
+                    if not is_digits(ct) or int(ct) == 0:
                         raise self.error("expected a positive number of results", self.i - 1)
                     count = int(ct)
                 result_groups.append((name, count, tk))
@@ -279,7 +279,7 @@ class Parser:
         t = toks[self.i]
         if t and t[0] == '"':
             op = self._parse_generic_op(start)
-        elif t and (t[0].isalpha() or t[0] == "_"):
+        elif starts_identifier(t):
             n = sum(c for _, c, _ in result_groups) if result_groups else 0
             op = self._parse_custom_op(start, n)
         else:
@@ -594,7 +594,7 @@ class Parser:
             key = toks[tk]
             if key[:1] == '"':
                 key = unescape(key)
-            elif not key or not (key[0].isalpha() or key[0] == "_"):
+            elif not starts_identifier(key):
                 raise self.error("expected attribute name")
             self.i += 1
             if key in out:
@@ -644,7 +644,7 @@ class Parser:
                 self.i += 1
                 return StringAttr(value, self.parse_type())
             return StringAttr(value)
-        if c.isdigit() or c == "-":
+        if starts_digit(c) or c == "-":
             return self._parse_number_attr(type)
         if c == "[":
             self.i += 1
@@ -689,7 +689,7 @@ class Parser:
         tk = self.i
         neg = self.accept("-")
         t = self.next()
-        if not t or not t[0].isdigit() or t.endswith("x"):  # `0x`, `4x` lex as shape tokens
+        if not starts_digit(t) or t.endswith("x"):  # `0x`, `4x` lex as shape tokens
             raise self.error("expected a number", tk)
         if self.tok == ":":
             self.i += 1
@@ -702,7 +702,10 @@ class Parser:
                 if neg:
                     raise self.error("hexadecimal float literal should not have a leading "
                                      "minus", tk)
-                return FloatAttr(bits_to_float(int(t, 16), type.name), type)
+                bits = int(t, 16)
+                if bits >> type.width:              # as MLIR: more bits than the type has
+                    raise self.error("hexadecimal float constant out of range for type", tk)
+                return FloatAttr(bits_to_float(bits, type.name), type)
             v = float(t)
             return FloatAttr(-v if neg else v, type)
         if is_float_lit:
@@ -809,7 +812,7 @@ class Parser:
 
     def _int_tok(self) -> int:
         t = self.tok
-        if not t.isdigit():
+        if not is_digits(t):
             raise self.error("expected integer")
         self.i += 1
         return int(t)
@@ -959,7 +962,7 @@ class Parser:
             # `tensor<0xf32>` lexes as a hex literal: split it back into `0x` + element type.
             # (`0x?x` is an ordinary dimension list: a hex literal cannot end in `x`.)
             return self._split_hex_dims()
-        if not t.endswith("x") or not (t[0].isdigit() or t[0] in "?*["):
+        if not t.endswith("x") or not (starts_digit(t) or t[0] in "?*["):
             return (), ()
         self.i += 1
         dims = t[:-1].split("x")
@@ -1064,7 +1067,7 @@ class Parser:
             return e
         if t == "-":
             return aff.neg(self._parse_affine_atom(names))
-        if t.isdigit():
+        if is_digits(t):
             return aff.AffineConst(int(t))
         e = names.get(t)
         if e is None:
@@ -1132,11 +1135,11 @@ class Parser:
         tk = self.i
         if self.accept("-"):
             t2 = self.next()
-            if not t2[:1].isdigit():
+            if not starts_digit(t2):
                 raise self.error("expected number after '-'", tk)
             return "-" + t2
         t = self.next()
-        if t in ("true", "false") or t[:1].isdigit():
+        if t in ("true", "false") or starts_digit(t):
             return t
         raise self.error("expected element literal", tk)
 
@@ -1421,7 +1424,7 @@ def _dyn_int(p: Parser):
         return None
     neg = p.accept("-")
     t = p.next()
-    if not t.isdigit():
+    if not is_digits(t):
         raise p.error("expected integer or '?'", p.i - 1)
     return -int(t) if neg else int(t)
 

@@ -16,6 +16,18 @@ allocate outputs, the runtime runs the same shape functions on the inputs' actua
 the graph function (`concrete_output_shapes`, cached per input shapes: exact also where the
 symbolic pass gives up, as for `x[:, 0]` of a `?` axis), falling back to `graph.dims` when
 it has no graph function. An output whose shape neither derives is a clear ValueError.
+Both passes carry the size a `graph.dim` reads to the ops that take it as an operand
+(`TensorSpec.value`), so `broadcast_to(b, [N, 2])` is `[N, 2]`. Sizes an op's shape function
+rejects on the call (an uneven `split`) are a ValueError located at that op, before the call;
+so is an output whose size depends on which branch runs, the one kind of output compiled
+code, whose outputs are allocated before the call, cannot return.
+
+Run-time errors. A function that checks something the interpreter would raise on (an index
+out of range, a size that does not divide) has a last argument marked `graph.status`: the
+runner passes three zeroed i64s, and when the call leaves a nonzero code in the first, the
+`memory.check` of that code in the function says what failed and where, and the call raises
+`ValueError("model.fn: file:line:col: error: 'graph.op' failed: ...")` with the model's
+source line and a caret, as the interpreter's `InterpreterError` reads.
 """
 
 from __future__ import annotations
@@ -42,24 +54,38 @@ PLANNING_PIPELINE = "plan-memory,canonicalize,cse"
 # ---------------------------------------------------------------------------------------------
 
 
-def _infer_symbolic(op: Operation, dims) -> dict | None:
-    """result index -> symbolic shape, by the graph op's own shape function (`infer`, which
-    computes with the DSL's symbolic dims), or None where the op has none or it fails."""
-    infer = getattr(type(op), "infer", None)
-    if infer is None or not hasattr(op, "props"):
-        return None
+def _infer_results(op: Operation, spec) -> list | None:
+    """The result specs of `op` by the graph op's own shape function (`infer`) on its
+    operands' specs (`spec(v)`: dims as ints or symbols, and what a size operand holds where
+    known), or None where there is none to run: not a graph op, an operand that is not a
+    ranked tensor, or a rule that cannot compute on these dims (one written for static
+    sizes). A ShapeError, the dims breaking the op's rule, propagates: on concrete sizes it
+    is the error the op would raise at run time."""
+    from irkit.dialects.graph import ShapeError
     from irkit.types import RankedTensorType
-    try:
-        from irkit.dialects.graph import TensorSpec
-        specs = [TensorSpec(tuple(dims(v)), v.type.element) for v in op.operands
-                 if isinstance(v.type, RankedTensorType)]
-        if len(specs) != len(op.operands):
-            return None
-        out = infer(specs, op.props())
-    except Exception:           # no shape function, or one that needs static sizes
+    infer = getattr(type(op), "infer", None)
+    if infer is None or not hasattr(op, "props") \
+            or not all(isinstance(v.type, RankedTensorType) for v in op.operands):
         return None
-    return {i: [d if isinstance(d, (int, str)) else None for d in spec.shape]
-            for i, spec in enumerate(out)}
+    try:
+        return list(infer([spec(v) for v in op.operands], op.props()))
+    except ShapeError:
+        raise
+    except Exception:           # a rule that cannot compute on these dims: no answer
+        return None
+
+
+def _dims_of(spec) -> tuple:
+    """A result spec's dims as ints and symbols, None where unknown."""
+    return tuple(int(d) if isinstance(d, (int, np.integer)) else d if isinstance(d, str)
+                 else None for d in spec.shape)
+
+
+def _joined(shapes: list) -> tuple:
+    """The dims several shapes of one value (a conditional's alternatives) agree on; unknown
+    (None) where they differ."""
+    return tuple(d if all(s[k] == d for s in shapes) else None
+                 for k, d in enumerate(shapes[0]))
 
 
 def _walk_shapes(block, env: dict, step) -> list | None:
@@ -78,50 +104,116 @@ def _walk_shapes(block, env: dict, step) -> list | None:
                 return None
             for r in op.results:
                 if isinstance(r.type, RankedTensorType):
-                    yielded = [b[r.index] for b in branches]
-                    env[r] = tuple(d if all(y[k] == d for y in yielded) else None
-                                   for k, d in enumerate(yielded[0]))
+                    env[r] = _joined([b[r.index] for b in branches])
             continue
         if step(op) is False:
             return None
     return None
 
 
+def _conditions(op: Operation, cond: dict) -> frozenset:
+    """The switch outputs that must be live for `op` to run, recorded in `cond` for its
+    results: a `graph.switch` result adds itself; a `graph.merge` runs when any input is
+    live, so it keeps only the conditions all its inputs share."""
+    from irkit.dialects.graph_control import MergeOp, SwitchOp
+    sets = [cond.get(v, frozenset()) for v in op.operands]
+    if isinstance(op, MergeOp):
+        need = frozenset.intersection(*sets) if sets else frozenset()
+    else:
+        need = frozenset().union(*sets)
+    for r in op.results:
+        cond[r] = need | {r} if isinstance(op, SwitchOp) else need
+    return need
+
+
 def concrete_output_shapes(fn: Operation, shapes: list[tuple]) -> list[tuple] | None:
     """The results' shapes of graph function `fn` for inputs of these concrete shapes, by
     running every op's shape function on ints (exact where the symbolic pass is not:
     `x[:, 0]` of a `?` axis, reshape with -1). None if some op has no shape function, or
-    the branches of a conditional may give different sizes."""
+    the branches of a conditional may give different sizes.
+
+    Sizes an op's rule rejects (an uneven `split`, a `reshape` whose element count does not
+    fit) raise an IRError located at that op, worded as the interpreter's error, unless the
+    op may not run (it sits in a `graph.if` branch or after a `graph.switch`): there the
+    sizes are left unknown, and the run-time checks of the compiled code have the word."""
+    from irkit.diagnostics import IRError
+    from irkit.dialects.graph import ShapeError, TensorSpec
+    from irkit.dialects.graph_control import MergeOp
     from irkit.types import RankedTensorType
     block = fn.regions[0].blocks[0]
     env = {a: tuple(s) for a, s in zip(block.args, shapes)}
+    values: dict = {}           # 0-d integer value -> the size it holds (`graph.dim`)
+    cond: dict = {}             # value -> the switch outputs it needs live
+    ragged: dict = {}           # merge result -> (merge, its inputs' differing sizes)
 
-    def dims(v):
-        return env[v] if v in env else tuple(v.type.shape)
+    def spec(v):
+        return TensorSpec(env[v] if v in env else tuple(v.type.shape), v.type.element,
+                          values.get(v))
 
     def step(op) -> bool:
+        may_not_run = bool(_conditions(op, cond)) or op.parent_op is not fn
         tensors = [r for r in op.results if isinstance(r.type, RankedTensorType)]
-        if not tensors or all(all(d is not None for d in r.type.shape) for r in tensors):
+        unknown = any(None in r.type.shape for r in tensors)
+        if isinstance(op, MergeOp):         # the live input's sizes: those all inputs share
+            alts = [spec(v).shape for v in op.operands]
+            env[op.results[0]] = _joined(alts)
+            if None in env[op.results[0]] and all(None not in s for s in alts):
+                ragged[op.results[0]] = (op, alts)
             return True
-        inferred = _infer_symbolic(op, dims)
-        if inferred is None:
-            return False
+        if not unknown and not any(r.type.rank == 0 for r in tensors):
+            return True                     # static, and not a size another op reads
+        try:
+            inferred = _infer_results(op, spec)
+        except ShapeError as e:
+            if not may_not_run:
+                raise IRError(f"'{op.name}' failed: {e}", op.location) from None
+            inferred = []                   # sizes of a branch that may not be taken
+        if inferred is None or len(inferred) != len(op.results):
+            if unknown and not may_not_run:
+                return False
+            inferred = [TensorSpec(r.type.shape, r.type.element) for r in op.results]
         for r in tensors:
-            env[r] = tuple(inferred.get(r.index, r.type.shape))
+            got = inferred[r.index]
+            env[r] = tuple(t if t is not None else d
+                           for t, d in zip(r.type.shape, _dims_of(got)))
+            if got.value is not None:
+                values[r] = got.value
         return True
 
     out = _walk_shapes(block, env, step)
     if out is None or not all(all(isinstance(d, int) for d in s) for s in out):
+        _check_ragged(fn, ragged)
         return None
     return [tuple(s) for s in out]
+
+
+def _check_ragged(fn: Operation, ragged: dict) -> None:
+    """Raise, located at the conditional, if a result of graph function `fn` is a merge
+    whose inputs have different sizes on these inputs: its size depends on which branch
+    runs, which compiled code, whose outputs the caller allocates before the call, cannot
+    return."""
+    from irkit.diagnostics import IRError
+    ret = fn.regions[0].blocks[0].last
+    attrs = fn.properties.get("res_attrs")
+    for k, v in enumerate(ret.operands if ret is not None else ()):
+        if v in ragged:
+            d = attrs[k].value if attrs is not None else {}
+            name = d["graph.name"].value if "graph.name" in d else f"result{k}"
+            op, shapes = ragged[v]
+            sizes = " or ".join(dict.fromkeys(str(list(s)) for s in shapes))
+            raise IRError(f"output {name!r} has shape {sizes} depending on which branch of "
+                          "this conditional runs; compiled code allocates its outputs before "
+                          "the call and cannot return it (the interpreter can)", op.location)
 
 
 def output_dims(fn: Operation) -> list[list | None]:
     """Per result of a graph function: its shape as ints and input symbols, or None where
     some dim cannot be derived (the op's rule is unknown here, or two symbols meet)."""
     from irkit.attributes import IntegerAttr, StringAttr
+    from irkit.dialects.graph import ShapeError, TensorSpec
     from irkit.types import RankedTensorType
     env: dict = {}
+    values: dict = {}           # 0-d integer value -> the dim it holds (`graph.dim`)
     attrs = fn.properties.get("arg_attrs")
     block = fn.regions[0].blocks[0]
     for i, a in enumerate(block.args):
@@ -130,21 +222,26 @@ def output_dims(fn: Operation) -> list[list | None]:
             env[a] = tuple(x.value if isinstance(x, (IntegerAttr, StringAttr)) else None
                            for x in d["graph.dims"])
 
-    def dims(v) -> tuple:
-        if v in env:
-            return env[v]
-        return tuple(v.type.shape) if isinstance(v.type, RankedTensorType) else ()
+    def spec(v) -> TensorSpec:
+        shape = env[v] if v in env else tuple(v.type.shape)
+        return TensorSpec(shape, v.type.element, values.get(v))
 
     def step(op) -> bool:
-        inferred = _infer_symbolic(op, dims)
+        try:
+            inferred = _infer_results(op, spec)
+        except ShapeError:      # symbols the rule cannot relate: the types' dims stand
+            inferred = None
+        if inferred is not None and len(inferred) != len(op.results):
+            inferred = None
         for r in op.results:
             if not isinstance(r.type, RankedTensorType):
                 continue
             shape = list(r.type.shape)
-            if any(d is None for d in shape):
-                cand = inferred.get(r.index) if inferred else None
-                if cand is not None and len(cand) == len(shape):
-                    shape = [d if d is not None else c for d, c in zip(shape, cand)]
+            cand = _dims_of(inferred[r.index]) if inferred else None
+            if cand is not None and len(cand) == len(shape):
+                shape = [d if d is not None else c for d, c in zip(shape, cand)]
+            if inferred and inferred[r.index].value is not None:
+                values[r] = inferred[r.index].value
             env[r] = tuple(shape)
         return True
 
@@ -222,7 +319,9 @@ class Entry:
         self.inputs: list = []            # InputSpec
         self.outputs: list = []           # (k, name, type, dims or None)
         self.variables: list[str] = []    # variable names, in argument order
-        self.order: list = []             # ("in", i) / ("out", k) / ("var", name)
+        # ("in", i) / ("out", k) / ("var", name) / ("status", None): the run-time error status
+        self.order: list = []
+        self.fn = fn                      # its `memory.check`s name a failure's site
         for i, t in enumerate(ftype.inputs):
             d = attrs[i].value if attrs is not None else {}
             dims = None
@@ -237,6 +336,8 @@ class Entry:
             elif "graph.variable" in d:
                 self.variables.append(d["graph.variable"].value)
                 self.order.append(("var", d["graph.variable"].value))
+            elif "graph.status" in d:
+                self.order.append(("status", None))
             else:
                 name = d["graph.name"].value if "graph.name" in d else f"arg{i}"
                 if dims is None:
@@ -249,6 +350,22 @@ class Entry:
         if ftype.results:
             raise ValueError(f"@{self.name} has non-buffer results; the runtime only calls "
                              "functions whose results are output buffers")
+
+    def run_time_error(self, status: np.ndarray, fn_name: str) -> ValueError:
+        """The error a call reported in its status buffer (`memory.check`): the failing
+        site's message with its value and bound, located at the model line it came from,
+        rendered as the interpreter renders its errors (source line and caret)."""
+        from irkit.diagnostics import Diagnostic
+        from irkit.dialects.memory_access import CheckOp
+        code, value, bound = (int(v) for v in status)
+        site = next((op for op in self.fn.walk()
+                     if isinstance(op, CheckOp) and op.code.value == code), None)
+        if site is None:
+            return ValueError(f"{fn_name}: run-time error with unknown code {code} (value "
+                              f"{value}, bound {bound})")
+        _load_source(site.location)
+        text = Diagnostic("error", site.render(value, bound), site.location).render()
+        return ValueError(f"{fn_name}: {text}")
 
     def output_shape(self, k: int, bound: dict, fn_name: str) -> tuple:
         _, name, t, dims = self.outputs[k]
@@ -327,12 +444,18 @@ class CompiledRunner:
 
     def _output_shapes(self, name: str, e: "Entry", arrays, bound, fn_name) -> list[tuple]:
         """The graph function's shape functions on the inputs' sizes where it is known
-        (exact, cached per input shapes), else the outputs' symbolic `graph.dims`."""
+        (exact, cached per input shapes), else the outputs' symbolic `graph.dims`. Sizes an
+        op rejects are a ValueError that names the op and its model line."""
+        from irkit.diagnostics import IRError
         fn = self.graph_functions.get(name)
         if fn is not None:
             key = (name, tuple(a.shape for a in arrays))
             if key not in self._shape_cache:
-                self._shape_cache[key] = concrete_output_shapes(fn, [a.shape for a in arrays])
+                try:
+                    self._shape_cache[key] = concrete_output_shapes(
+                        fn, [a.shape for a in arrays])
+                except IRError as e:    # an op's rule rejects these sizes: name it
+                    raise ValueError(f"{fn_name}: {e}") from None
             shapes = self._shape_cache[key]
             if shapes is not None and len(shapes) == len(e.outputs):
                 return shapes
@@ -347,16 +470,36 @@ class CompiledRunner:
         bound = bind_dims(e.inputs, arrays)
         shapes = self._output_shapes(name, e, arrays, bound, fn_name)
         outs = [np.empty(shape, _storage(e.outputs[k][2])) for k, shape in enumerate(shapes)]
+        status = np.zeros(3, np.int64)
         args = []
         for kind, key in e.order:
             if kind == "in":
                 args.append(arrays[key])
             elif kind == "out":
                 args.append(outs[key])
-            else:
+            elif kind == "var":
                 args.append(store[key])
+            else:
+                args.append(status)
         self.functions[name](*args)
+        if status[0]:
+            raise e.run_time_error(status, fn_name)
         return dict(zip(e.output_names, outs))
+
+
+def _load_source(location) -> None:
+    """Make the model file a location points into known to the diagnostics, when it is on
+    disk and not known yet (a library loaded in a fresh process), so that its line shows."""
+    import os
+    from irkit.diagnostics import SOURCES, resolve_file_line_col
+    flc = resolve_file_line_col(location)
+    if flc is None or SOURCES.text(flc[0]) is not None or not os.path.isfile(flc[0]):
+        return
+    try:
+        with open(flc[0], encoding="utf-8") as f:
+            SOURCES.add(flc[0], f.read())
+    except (OSError, UnicodeDecodeError):
+        pass
 
 
 def contiguous(a: np.ndarray) -> np.ndarray:

@@ -20,7 +20,9 @@ renamed `<model>_<function>` so that several models share one library (irkit.lib
 The passes run through irkit-opt's pass manager (`tools/opt.build_pass_manager`), so
 `--mlir-timing` and the `--mlir-print-ir-*` flags behave as there.
 Errors (DSL or pass failures) are printed as located diagnostics on stderr, exit code 1; bad
-command-line usage exits with 2.
+command-line usage exits with 2. Output files are written to temporaries and renamed into
+place when all are complete, so a failure (naming the file that failed) or Ctrl-C (exit
+code 130, `irkit-compile: interrupted`) leaves none behind.
 """
 
 from __future__ import annotations
@@ -177,13 +179,10 @@ def _compile_machine(top, args, filename: str) -> int:
                       graphs={name: p[0] for name, p in pairs.items()})
         what = "Backend (object, link, header)"
     else:
-        flat = flat_module(lowered)
-        if args.emit == "llvm":
-            data = llvm_cpu.emit_llvm_ir(flat, opt_level=args.opt_level)
-        elif args.emit == "asm":
-            data = llvm_cpu.emit_assembly(flat, opt_level=args.opt_level)
-        else:
-            data = llvm_cpu.emit_object(flat, opt_level=args.opt_level)
+        emit = {"llvm": llvm_cpu.emit_llvm_ir, "asm": llvm_cpu.emit_assembly,
+                "obj": llvm_cpu.emit_object}[args.emit]
+        # On a helper thread, so that Ctrl-C acts at once, not when LLVM returns.
+        data = llvm_cpu.run_interruptibly(emit, flat_module(lowered), opt_level=args.opt_level)
         what = f"Backend ({args.emit})"
         if isinstance(data, bytes):
             if args.output == "-":
@@ -195,8 +194,7 @@ def _compile_machine(top, args, filename: str) -> int:
                 sys.stdout.buffer.write(data)
                 sys.stdout.buffer.flush()
             else:
-                with open(args.output, "wb") as f:
-                    f.write(data)
+                _write_file(args.output, data)
         else:
             _write_text(args.output, data)
     if args.timing is not None:
@@ -209,8 +207,17 @@ def _write_text(path: str, text: str) -> None:
     if path == "-":
         sys.stdout.write(text)
     else:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        _write_file(path, text.encode("utf-8"))
+
+
+def _write_file(path: str, data: bytes) -> None:
+    """`data` into `path` through a temporary beside it: an interrupted or failed write
+    leaves neither a partial `path` nor the temporary (irkit.output_files)."""
+    from irkit.output_files import OutputFiles
+    with OutputFiles() as files:
+        with open(files.path(path), "wb") as f:
+            f.write(data)
+        files.commit()
 
 
 def run(args) -> int:
@@ -245,8 +252,8 @@ def run(args) -> int:
     except IRError as e:
         sys.stderr.write(e.render() + "\n")
         return 1
-    except OSError as e:
-        sys.stderr.write(f"irkit-compile: error: cannot write '{args.output}': "
+    except OSError as e:        # the file named is the one that failed (`x.so.json`)
+        sys.stderr.write(f"irkit-compile: error: cannot write '{e.filename or args.output}': "
                          f"{e.strerror}\n")
         return 1
     if args.timing is not None:
@@ -257,9 +264,15 @@ def run(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; with `argv` (tests) it returns the exit code, as a program it exits."""
     args = build_arg_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    status = run(args)
     if argv is not None:
-        return status
+        return run(args)
+    try:
+        status = run(args)
+    except KeyboardInterrupt:
+        # Ctrl-C: every output was still a temporary, removed on the way out (library.py,
+        # output_files.py); LLVM, if it was running, is abandoned on its thread.
+        sys.stderr.write("irkit-compile: interrupted\n")
+        status = 130
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)

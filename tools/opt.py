@@ -11,7 +11,8 @@
     irkit-opt model.irk -p canonicalize             # a DSL file is compiled to graph IR first
 
 Exit codes: 0 on success, 1 when the input has errors (printed as located diagnostics), a pass
-fails, or `--verify-diagnostics` finds a mismatch; 2 for bad command-line usage.
+fails, or `--verify-diagnostics` finds a mismatch; 2 for bad command-line usage; 130 on
+Ctrl-C. `-o FILE` is written only when the run succeeds, whole (through a temporary).
 """
 
 from __future__ import annotations
@@ -223,7 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     Called with `argv` (tests, scripts), it returns the exit code."""
     if argv is not None:
         return _main(argv)
-    status = _main(sys.argv[1:])
+    try:
+        status = _main(sys.argv[1:])
+    except KeyboardInterrupt:           # Ctrl-C: no traceback, no output file (see _main)
+        sys.stderr.write("irkit-opt: interrupted\n")
+        status = 130
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)
@@ -264,20 +269,38 @@ def _main(argv: list[str]) -> int:
     text, filename = source
     if args.output == "-":
         return run(args, pm, text, filename, sys.stdout)
-    with open(args.output, "w", encoding="utf-8") as out:
-        return run(args, pm, text, filename, out)
+    return _run_to_file(args, pm, text, filename)
+
+
+def _run_to_file(args, pm, text: str, filename: str) -> int:
+    """`run` into `-o FILE`, written to a temporary beside it and renamed into place only on
+    success (as mlir-opt keeps its output file): an error or Ctrl-C leaves no file, partial
+    or stale-looking, behind."""
+    from irkit.output_files import OutputFiles
+    try:
+        with OutputFiles() as files:
+            with open(files.path(args.output), "w", encoding="utf-8") as out:
+                status = run(args, pm, text, filename, out)
+            if status == 0:
+                files.commit()
+            return status
+    except OSError as e:
+        sys.stderr.write(f"irkit-opt: error: cannot write '{e.filename or args.output}': "
+                         f"{e.strerror}\n")
+        return 1
 
 
 def read_input(tool: str, path: str) -> tuple[str, str] | None:
     """The text and file name of a tool's input (`-`: stdin), or None after printing
-    `tool: error: cannot read ...`."""
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
+    `tool: error: cannot read ...` or, for text that is not UTF-8, a located error."""
+    from irkit.diagnostics import IRError, read_source
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
+        return read_source(path), "<stdin>" if path == "-" else path
     except OSError as e:
         sys.stderr.write(f"{tool}: error: cannot read '{path}': {e.strerror}\n")
+        return None
+    except IRError as e:
+        sys.stderr.write(e.render() + "\n")
         return None
 
 

@@ -42,9 +42,10 @@ def compile_source(text: str, filename: str = "<string>"):
 
 
 def compile_file(path: str):
-    """Compile a `.irk` file (see `compile_source`)."""
-    with open(path, encoding="utf-8") as f:
-        return compile_source(f.read(), path)
+    """Compile a `.irk` file (see `compile_source`); text that is not UTF-8 is a located
+    `DSLSyntaxError` at the first bad byte."""
+    from irkit.diagnostics import read_source
+    return compile_source(read_source(path, DSLSyntaxError), path)
 
 
 def model_modules(top) -> dict:

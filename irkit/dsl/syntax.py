@@ -13,7 +13,9 @@ An operator node's position is its operator token, so a shape error points at th
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -385,6 +387,12 @@ _EXPR_TOKENS = {"NAME", "NUMBER", "LPAR", "LSQB", "ADDOP", "NOT", "IF"}
 _STMT_START = {"INPUT", "PARAM", "CONST", "OUTPUT", "GRAD", "TRAIN", "RETURN"}
 #: binary operators: when several are expected, say "an operator"
 _OPERATORS = {"COMP", "ADDOP", "MULOP", "POW", "AND", "OR"}
+#: the keywords by terminal, to name the one a misspelled word most likely is
+_KEYWORDS = {t: w[1:-1] for t, w in _WORDS.items() if w[1:-1].isalpha() and w[0] == "'"}
+#: the keywords that begin a declaration or statement (`inptu x` -> did you mean 'input'?)
+_DECLARATIONS = ("model", "fn", "const", "input", "param", "output", "grad", "train", "return")
+#: one word, then blanks, at the start of a statement (after a line start, `;` or `{`)
+_LEADING_WORD = re.compile(r"(?:^|[;{])[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]+\Z")
 
 
 def _describe_expected(expected) -> str:
@@ -445,12 +453,45 @@ def _syntax_error(e, text: str, filename: str) -> DSLSyntaxError:
             expected = e.accepts or e.expected
         except Exception:           # noqa: BLE001 - an older lark without interactive parsing
             expected = e.expected
+    if isinstance(e, UnexpectedToken):
+        misspelled = _misspelled_keyword(e.token, expected, text, filename)
+        if misspelled is not None:
+            return misspelled
     if found == "end of file":          # say what is left open, not every statement keyword
         closers = [k for k in ("RPAR", "RSQB", "RBRACE") if k in expected]
         expected = closers[:1] or expected
     want = _describe_expected(expected)
     msg = f"unexpected {found}" + (f"; expected {want}" if want else "")
     return DSLSyntaxError(msg, FileLineColLoc(filename, line, col))
+
+
+def _misspelled_keyword(tok, expected, text: str, filename: str) -> DSLSyntaxError | None:
+    """`unknown declaration 'inptu'; did you mean 'input'?` where a name stands for a
+    misspelled keyword, found by difflib among the keywords that fit:
+
+    1. a statement that starts with a word and goes on with a name or number (`inptu x: ...`,
+       `retrun 1`): no statement does that, so the word is taken for a declaration keyword;
+    2. a name where only keywords fit (`modle m {` at the top level, `grad l wtr W`).
+
+    None when no keyword is close, so the plain "unexpected ..." message stands.
+    """
+    if tok.type not in ("NAME", "NUMBER") or tok.line is None:
+        return None
+    line = text.split("\n")[tok.line - 1]
+    lead = _LEADING_WORD.search(line[: tok.column - 1])
+    if lead is not None:
+        word, line_col, words = lead.group(1), (tok.line, lead.start(1) + 1), _DECLARATIONS
+    elif tok.type == "NAME" and "NAME" not in expected:
+        word, line_col = str(tok), (tok.line, tok.column)
+        words = [_KEYWORDS[t] for t in sorted(expected) if t in _KEYWORDS]
+    else:
+        return None
+    close = difflib.get_close_matches(word, words, n=1)
+    if not close:
+        return None
+    what = "unknown declaration" if close[0] in _DECLARATIONS else "unexpected name"
+    return DSLSyntaxError(f"{what} '{word}'; did you mean '{close[0]}'?",
+                          FileLineColLoc(filename, *line_col))
 
 
 def _end_position(text: str) -> Pos:

@@ -1,6 +1,7 @@
 """The op-by-op half of `lower-graph-to-loop` (the pass itself is
 `irkit.passes.lower_graph_to_loop`): the function-level bufferization (`core`) and one
-lowering rule per graph op, in modules that mirror the graph dialect's families:
+lowering rule per graph op, in modules that mirror the graph dialect's families, and the
+float sum they all use (`accumulate`: wide or compensated, see its bound):
 
 - `elementwise`: graph_elementwise.py and graph_compare.py, zeros_like, constant;
 - `reduce`: graph_reduce.py, and softmax/log_softmax of graph_loss.py;

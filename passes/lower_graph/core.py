@@ -6,11 +6,19 @@ One `FunctionLowering` turns one graph function into a loop/memory function:
 - **Signature** (the calling convention, docs/lowering.md): each tensor argument becomes a
   memref argument of the same shape (`?` kept; a 0-d tensor becomes a rank-0 memref), then
   one output memref per tensor result, then one memref per `graph.variable` the function
-  reads or assigns, in the module's declaration order. Tensor results are gone: the caller
-  allocates the outputs and the function writes them in place. Output arguments carry
+  reads or assigns, in the module's declaration order, then, only when the function checks
+  something at run time (an index in range, a size that divides), one status buffer
+  `memref<3xi64>` marked `{graph.status}`. Tensor results are gone: the caller allocates
+  the outputs and the function writes them in place. Output arguments carry
   `{graph.output = k}` (plus the result's old attributes), variable arguments
   `{graph.variable = "name"}`, so a runtime can bind them by name (the declarations become
   the module's `graph.variables` attribute, see the pass).
+- **Run-time errors** the interpreter raises from an op's numpy semantics (a label out of
+  range, an uneven split) cannot be raised by compiled code. A rule calls `check`, which
+  emits a `memory.check` at the graph op's location: the first failing site stores its code
+  (1, 2, ... per function), the value and the bound in the status buffer, the rule clamps
+  whatever it was about to index with, and the caller reads the status after the call
+  (`irkit.runtime`, the library's C entry points) and reports the site's message.
 - **Buffers.** Every tensor value of the old body gets a buffer: an argument, a variable's
   buffer, an output buffer (a value that is returned is computed straight into its output,
   the first time it is returned), or a fresh `memory.alloc` whose `?` sizes are read with
@@ -41,20 +49,22 @@ import struct
 from typing import Callable
 
 from irkit.attributes import (
-    ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, StringAttr, TypeAttr,
+    ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, StringAttr, TypeAttr, UnitAttr,
 )
 from irkit.builder import Builder
 from irkit.diagnostics import IRError
 from irkit.ir import Block, BlockArgument, Operation, Value
 from irkit.opdef import lookup_op
+from irkit.rewrite import constant_value
 from irkit.types import (
     FloatType, FunctionType, I64, INDEX, IntegerType, MemRefType,
     RankedTensorType, Type, UnrankedTensorType,
 )
 from irkit.dialects.arith import materialize_constant
 from irkit.dialects.func import ReturnOp
-from irkit.dialects.loop import ForOp, ParallelOp, YieldOp
+from irkit.dialects.loop import ForOp, IfOp, ParallelOp, YieldOp
 from irkit.dialects.memory import AllocOp, CopyOp, DeallocOp, DimOp
+from irkit.dialects.memory_access import STATUS_TYPE, CheckOp
 
 #: op name -> rule(lowering, op): lowers `op`, giving each tensor result a buffer
 LOWERINGS: dict[str, Callable[["FunctionLowering", Operation], None]] = {}
@@ -149,6 +159,9 @@ class FunctionLowering:
         self._last_const: Operation | None = None
         self._dims: dict = {}
         self._units: dict = {}
+        #: the status argument, added by the first `check`; the number of checks so far
+        self.status: Value | None = None
+        self._checks = 0
         self.b = Builder.at_end(self.entry)
 
     # ----- the driver ----------------------------------------------------------------------
@@ -292,6 +305,10 @@ class FunctionLowering:
         for v in self.variables:
             arg_attrs.append(DictionaryAttr(
                 {"graph.variable": StringAttr(v.properties["sym_name"].value)}))
+        if self.status is not None:
+            arg_attrs.append(DictionaryAttr({"graph.status": UnitAttr()}))
+            self.new_type = FunctionType([*self.new_type.inputs, STATUS_TYPE],
+                                         self.new_type.results)
         func.properties["function_type"] = TypeAttr(self.new_type)
         if any(a.value for a in arg_attrs):
             func.properties["arg_attrs"] = ArrayAttr(arg_attrs)
@@ -397,6 +414,53 @@ class FunctionLowering:
         from irkit.dialects.memory import LoadOp
         x = self.b.create(LoadOp, self.buffer(v), []).results[0]
         return emit(self.b, "arith.index_cast", x, type=INDEX)
+
+    # ----- run-time errors -------------------------------------------------------------------
+
+    def check(self, ok: Value, value: Value, bound: Value, message: str, op: Operation,
+              b: Builder | None = None) -> None:
+        """At `b` (default: the top level), record the error `message` of graph op `op` when
+        `ok` (i1) is false: a `memory.check` at `op`'s location with the next code of this
+        function, `value` and `bound` (integers or indices, stored as i64; `{value}` and
+        `{bound}` in `message` stand for them), writing the status buffer, which the first
+        check adds as the function's last argument. Compiled code cannot raise, so the rule
+        goes on and must clamp what it indexes with: the caller reports the error after the
+        call, as the interpreter reports `'op' failed: message`."""
+        from irkit.passes.lower_graph.scalar import Scalars
+        known = constant_value(ok)
+        if isinstance(known, IntegerAttr) and known.value:
+            return                          # holds whatever the inputs: nothing to record
+        b = b or self.b
+        if self.status is None:
+            self.status = self.entry.add_argument(STATUS_TYPE)
+        self._checks += 1
+        s = Scalars(self, b)
+        b.create(CheckOp, ok, s.cast(value, I64), s.cast(bound, I64), self.status,
+                 code=IntegerAttr(self._checks, I64),
+                 message=StringAttr(f"'{op.name}' failed: {message}"), location=op.location)
+
+    def when(self, cond: Value, then: Callable[[Builder], list[Value] | None],
+             otherwise: Callable[[Builder], list[Value]] | None = None,
+             b: Builder | None = None) -> list[Value]:
+        """A `loop.if` on `cond` at `b`: `then(builder)` fills the then branch and returns
+        the values it yields (none, or as many as `otherwise(builder)` yields in the else
+        branch); returns the results. What a failed `check` must not let run (a read at an
+        index out of range) goes in `then`."""
+        b = b or self.b
+        branches = [(then, Block([]))] + ([(otherwise, Block([]))] if otherwise else [])
+        yielded = []
+        for fill, block in branches:
+            inner = Builder.at_end(block)
+            inner.location = b.location
+            values = list(fill(inner) or [])
+            inner.create(YieldOp, values, result_types=[])
+            yielded.append(values)
+        op = IfOp.build(cond, result_types=[v.type for v in yielded[0]], regions=2,
+                        location=b.location)
+        for (_, block), region in zip(branches, op.regions):
+            region.add_block(block)
+        b.insert(op)
+        return list(op.results)
 
     # ----- constants -------------------------------------------------------------------------
 

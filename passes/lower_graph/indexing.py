@@ -4,18 +4,20 @@ gather and scatter_add.
 - one_hot: a `loop.parallel` over `indices.shape + [depth]` storing
   `1.0 if indices[...] == k else 0.0`, the comparison in i64 as numpy's (the indices
   sign-extended, k converted): an index outside [0, depth) matches no k, a row of zeros, as
-  in the interpreter. The depth is the property, or the `sizes` operand's value.
-- gather: a `loop.parallel` over the result `indices.shape + table.shape[1:]` reading
-  `table[i, rest]` with `i = indices[pos]`, plus the table's row count when negative
-  (numpy's rule). An index still out of [0, rows): the interpreter raises; compiled code
-  cannot, so the row reads as zeros (the load goes to row 0, and a select discards it; a
-  table of 0 rows is then an out-of-bounds read, as the program was an error anyway).
+  in the interpreter (not an error there either). The depth is the property, or the `sizes`
+  operand's value.
+- gather: a `loop.parallel` over the index positions reading `i = indices[pos]`, plus the
+  table's row count when negative (numpy's rule), then a parallel copy of row `table[i]`
+  into `r[pos]`.
 - scatter_add: `dest` copied into the result (`memory.copy`), then a `loop.for` nest over
   the index positions, in order (a row picked twice receives both updates, in numpy's
   `add.at` order), with a `loop.parallel` over the row's elements inside: `r[i, rest] +=
-  updates[pos, rest]`, i wrapped as for gather. An index out of range is skipped: the
-  update added is the additive identity (-0.0 for floats, which leaves even -0.0 alone; 0
-  for integers) at row 0.
+  updates[pos, rest]`, i wrapped as for gather.
+
+An index of gather or scatter_add still out of [0, rows) after wrapping is the interpreter's
+error (numpy's "index 7 is out of bounds for axis 0 with size 4", the index as given):
+`FunctionLowering.check` records it for the caller to raise, and the row is neither read nor
+written (a `loop.if`), so no memory out of range is touched.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from irkit.types import F32, I64
 from irkit.dialects.memory import CopyOp
 from irkit.passes.lower_graph.core import FunctionLowering, lowers
 from irkit.passes.lower_graph.elementwise import load, store
-from irkit.passes.lower_graph.scalar import Scalars, is_float
+from irkit.passes.lower_graph.scalar import Scalars
 
 
 @lowers("graph.one_hot")
@@ -58,49 +60,57 @@ def row_index(lw: FunctionLowering, s: Scalars, i: Value, n: Value) -> tuple[Val
     return s.select(ok, s.cast(i, lw.index(0).type), lw.index(0)), ok
 
 
+#: numpy's message for an index out of range, as the interpreter reports it
+_OUT_OF_BOUNDS = "index {value} is out of bounds for axis 0 with size {bound}"
+
+
+def checked_row(lw: FunctionLowering, b: Builder, op: Operation, idx: Value, pos: list[Value],
+                rows: Value) -> tuple[Value, Value]:
+    """`row_index` of `idx[pos]`, checked: an index out of range is recorded as `op`'s
+    error (see the module docstring). Returns (row, ok); the caller touches the row only
+    under `ok`."""
+    s = Scalars(lw, b)
+    i = s.cast(load(b, idx, pos), I64)
+    row, ok = row_index(lw, s, i, rows)
+    lw.check(ok, i, rows, _OUT_OF_BOUNDS, op, b)
+    return row, ok
+
+
 @lowers("graph.gather")
 def lower_gather(lw: FunctionLowering, op: Operation) -> None:
     table, idx = lw.buffer(op.operands[0]), lw.buffer(op.operands[1])
-    t = table.type.element
     ts = lw.sizes(table)
-    k = idx.type.rank
-    sizes = lw.sizes(idx) + ts[1:]
-    out = lw.dest(op.results[0], sizes)
-    zero = lw.constant(0, t)
+    out = lw.dest(op.results[0], lw.sizes(idx) + ts[1:])
     rows = Scalars(lw, lw.b).cast(ts[0], I64)
 
-    def body(b: Builder, ivs: list[Value]) -> None:
-        s = Scalars(lw, b)
-        row, ok = row_index(lw, s, load(b, idx, ivs[:k]), rows)
-        x = load(b, table, [row] + ivs[k:])
-        store(b, s.select(ok, x, zero), out, ivs)
+    def position(b: Builder, pos: list[Value]) -> None:
+        row, ok = checked_row(lw, b, op, idx, pos, rows)
 
-    lw.parallel_nest(sizes, body)
+        def copy(eb: Builder, ivs: list[Value]) -> None:
+            store(eb, load(eb, table, [row] + ivs), out, pos + ivs)
+
+        lw.when(ok, lambda tb: lw.parallel_nest(ts[1:], copy, tb), b=b)
+
+    lw.parallel_nest(lw.sizes(idx), position)
 
 
 @lowers("graph.scatter_add")
 def lower_scatter_add(lw: FunctionLowering, op: Operation) -> None:
     dest, idx, upd = (lw.buffer(v) for v in op.operands)
-    t = dest.type.element
     ds = lw.sizes(dest)
     out = lw.dest(op.results[0], ds)
     if out is not dest:
         lw.b.create(CopyOp, dest, out)
-    k = idx.type.rank
-    identity = lw.constant(-0.0 if is_float(t) else 0, t)
     rows = Scalars(lw, lw.b).cast(ds[0], I64)
 
     def position(b: Builder, pos: list[Value], carried: list[Value]) -> list[Value]:
-        s = Scalars(lw, b)
-        row, ok = row_index(lw, s, load(b, idx, pos), rows)
+        row, ok = checked_row(lw, b, op, idx, pos, rows)
 
         def element(ib: Builder, ivs: list[Value]) -> None:
-            si = Scalars(lw, ib)
-            u = si.select(ok, load(ib, upd, pos + ivs), identity)
             at = [row] + ivs
-            store(ib, si.add(load(ib, out, at), u), out, at)
+            store(ib, Scalars(lw, ib).add(load(ib, out, at), load(ib, upd, pos + ivs)), out, at)
 
-        lw.parallel_nest(ds[1:], element, b)
+        lw.when(ok, lambda tb: lw.parallel_nest(ds[1:], element, tb), b=b)
         return []
 
-    lw.for_nest(lw.sizes(idx)[:k], [], position)
+    lw.for_nest(lw.sizes(idx), [], position)

@@ -2,10 +2,11 @@
 
 The result `[..., M, N]` is a `loop.parallel` over all its axes (batch axes, M, N; a vector
 operand's dropped axis is simply absent), and each element is a `loop.for` over K carrying
-the dot product: `acc += a[..., m, k] * b[..., k, n]`, from 0 in the element type
-(integers wrap, as numpy's integer matmul does). The batch axes broadcast as elementwise
-operands do (`elementwise.Broadcast` on the batch axes only). A float sum runs in index
-order, where numpy's BLAS blocks it: the two agree to rounding.
+the dot product: `acc += a[..., m, k] * b[..., k, n]` with an `accumulate.Accumulator`.
+Float factors are widened to f64 first, where the product of two f32 is exact, the sum is
+carried in f64 and rounded once (f64 matmul: compensated); integers wrap in the element
+type, as numpy's integer matmul does. The batch axes broadcast as elementwise operands do
+(`elementwise.Broadcast` on the batch axes only).
 
 This is the reference loop nest, the input of tiling and vectorization at the loop level;
 making it fast is their job, not this lowering's.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from irkit.builder import Builder
 from irkit.ir import Operation, Value
+from irkit.passes.lower_graph.accumulate import Accumulator
 from irkit.passes.lower_graph.core import FunctionLowering, lowers
 from irkit.passes.lower_graph.elementwise import Broadcast, broadcast_sizes, load, store
 from irkit.passes.lower_graph.scalar import Scalars
@@ -38,7 +40,7 @@ def lower_matmul(lw: FunctionLowering, op: Operation) -> None:
     a_read = Broadcast(lw, a, batch_shape, a_batch, sizes[:nbatch])
     b_read = Broadcast(lw, b, batch_shape, b_batch, sizes[:nbatch])
     out = lw.dest(result, sizes)
-    zero = lw.constant(0, result.type.element)
+    acc = Accumulator(lw, result.type.element)
 
     def body(bld: Builder, ivs: list[Value]) -> None:
         batch = ivs[:nbatch]
@@ -47,13 +49,11 @@ def lower_matmul(lw: FunctionLowering, op: Operation) -> None:
         a_pre = a_read.indices(bld, batch)
         b_pre = b_read.indices(bld, batch)
 
-        def dot(ib: Builder, kv: list[Value], acc: list[Value]) -> list[Value]:
+        def product(ib: Builder, kv: list[Value]) -> Value:
             s = Scalars(lw, ib)
-            x = load(ib, a, a_pre + m + kv)
-            y = load(ib, b, b_pre + kv + n)
-            return [s.add(acc[0], s.mul(x, y))]
+            return acc.product(s, load(ib, a, a_pre + m + kv), load(ib, b, b_pre + kv + n))
 
-        (total,) = lw.for_nest([k_size], [zero], dot, bld)
-        store(bld, total, out, ivs)
+        total = acc.sum([k_size], product, bld)
+        store(bld, acc.round(Scalars(lw, bld), total), out, ivs)
 
     lw.parallel_nest(sizes, body)

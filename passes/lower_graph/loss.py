@@ -10,14 +10,16 @@ iterations are not independent), whose result is stored into the 0-d output.
   `(x[b, label] - m) - log_sum` for integer labels, or `sum_c labels[b, c] * ((x[b, c] - m)
   - log_sum)` for float targets (a third loop). The loss is `-(sum of terms) / B`, negated
   then divided as numpy does (B = 0 gives -0/0 = NaN, as there).
-  An integer label outside [0, C): the interpreter raises; compiled code cannot, so the row
-  contributes 0 (its logit is read at index 0 instead, then discarded by a select; a row of
-  C = 0 classes is then an out-of-bounds read, as the program was an error anyway).
+  An integer label outside [0, C) is the interpreter's error ("label 7 is out of range for 4
+  classes"), recorded by a `memory.check` (`FunctionLowering.check`) for the caller to
+  raise; the logit is then not read (a `loop.if`), so no memory out of range is touched.
 - mse: `sum((pred - target)^2) / n` over the broadcast shape of the two operands (read as
   elementwise operands are, `elementwise.Broadcast`), n its element count converted to the
-  element type (n = 0 gives NaN, as numpy).
+  accumulation type (n = 0 gives NaN, as numpy).
 
-Sums run in index order where numpy sums pairwise: floats agree to rounding.
+Every sum (over the classes, over the batch, over the elements of mse) is an
+`accumulate.Accumulator`: floats are summed in f64 (f64 compensated) and rounded once, after
+the division by the count, more accurately than numpy's pairwise sum (bound in accumulate.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 from irkit.builder import Builder
 from irkit.ir import Operation, Value
 from irkit.types import I64
+from irkit.passes.lower_graph.accumulate import Accumulator
 from irkit.passes.lower_graph.core import FunctionLowering, lowers
 from irkit.passes.lower_graph.elementwise import Broadcast, broadcast_sizes, load, store
 from irkit.passes.lower_graph.reduce import _lowest
@@ -40,7 +43,8 @@ def lower_cross_entropy(lw: FunctionLowering, op: Operation) -> None:
     batch, classes = lw.sizes(x)
     out = lw.dest(op.results[0], [])
     top = Scalars(lw, lw.b)
-    count = top.count(batch, t)
+    acc = Accumulator(lw, t)
+    count = top.count(batch, acc.type)
     zero = lw.constant(0.0, t)
     n_classes = top.cast(classes, I64) if hard else None
 
@@ -54,30 +58,31 @@ def lower_cross_entropy(lw: FunctionLowering, op: Operation) -> None:
         s = Scalars(lw, b)
         shift = s.select(s.math("isfinite", m), m, zero)
 
-        def sum_step(ib, r, c):
+        def exp_term(ib, r):
             si = Scalars(lw, ib)
-            return [si.add(c[0], si.math("exp", si.sub(load(ib, x, [i, r[0]]), shift)))]
+            return si.math("exp", si.sub(load(ib, x, [i, r[0]]), shift))
 
-        (total,) = lw.for_nest([classes], [zero], sum_step, b)
-        log_total = s.math("log", total)
+        log_total = acc.round(s, s.math("log", acc.sum([classes], exp_term, b)))
         if hard:
             label = s.cast(load(b, labels, [i]), I64)
             ok = s.and_(s.cmp("ge", label, lw.constant(0, I64)),
                         s.cmp("lt", label, n_classes))
-            at = s.select(ok, s.cast(label, classes.type), lw.index(0))
-            term = s.sub(s.sub(load(b, x, [i, at]), shift), log_total)
-            term = s.select(ok, term, zero)
+            lw.check(ok, label, n_classes, "label {value} is out of range for {bound} classes",
+                     op, b)
+            at = s.cast(label, classes.type)
+            (picked,) = lw.when(ok, lambda tb: [load(tb, x, [i, at])], lambda eb: [zero], b)
+            term = s.sub(s.sub(picked, shift), log_total)
         else:
-            def dot_step(ib, r, c):
+            def dot_term(ib, r):
                 si = Scalars(lw, ib)
                 lsm = si.sub(si.sub(load(ib, x, [i, r[0]]), shift), log_total)
-                return [si.add(c[0], si.mul(load(ib, labels, [i, r[0]]), lsm))]
+                return si.mul(load(ib, labels, [i, r[0]]), lsm)
 
-            (term,) = lw.for_nest([classes], [zero], dot_step, b)
-        return [s.add(carried[0], term)]
+            term = acc.sum([classes], dot_term, b)          # kept wide
+        return acc.add(s, carried, term)
 
-    (total,) = lw.for_nest([batch], [zero], row)
-    store(lw.b, top.div(top.neg(total), count), out, [])
+    total = acc.result(top, lw.for_nest([batch], acc.inits(), row))
+    store(lw.b, acc.round(top, top.div(top.neg(total), count)), out, [])
 
 
 def _broadcast_shape(shapes: list[tuple]) -> tuple:
@@ -102,15 +107,17 @@ def lower_mse(lw: FunctionLowering, op: Operation) -> None:
     read_q = Broadcast(lw, q, shape, sizes=sizes)
     out = lw.dest(op.results[0], [])
     top = Scalars(lw, lw.b)
+    acc = Accumulator(lw, t)
     n = lw.index(1)
     for size in sizes:
         n = size if n is lw.index(1) else top.mul(n, size)
-    count = top.count(n, t)
+    count = top.count(n, acc.type)
 
-    def step(b: Builder, ivs: list[Value], carried: list[Value]) -> list[Value]:
+    def square(b: Builder, ivs: list[Value]) -> Value:
+        """(p - q)^2 computed wide (f32 operands: p - q is exact in f64 unless their
+        magnitudes are 2^29 apart, and the square adds one rounding, not three)."""
         s = Scalars(lw, b)
-        d = s.sub(read_p.load(b, ivs), read_q.load(b, ivs))
-        return [s.add(carried[0], s.mul(d, d))]
+        d = s.sub(acc.widen(s, read_p.load(b, ivs)), acc.widen(s, read_q.load(b, ivs)))
+        return s.mul(d, d)
 
-    (total,) = lw.for_nest(sizes, [lw.constant(0.0, t)], step)
-    store(lw.b, top.div(total, count), out, [])
+    store(lw.b, acc.round(top, top.div(acc.sum(sizes, square), count)), out, [])

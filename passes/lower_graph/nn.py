@@ -1,7 +1,8 @@
 """Lowerings of the layers of graph_nn.py and their backward ops (graph_nn_grad.py):
 convolution, pooling and normalization as loop nests that compute what the ops' numpy
-`evaluate`s compute (floats to rounding: sums run in index order where numpy's tensordot
-blocks them).
+`evaluate`s compute. Every sum is an `accumulate.Accumulator` (floats carried in f64, f64
+compensated, rounded once: more accurate than numpy's blocked or pairwise sums); the
+factors of a convolution's products are widened too, so that each product is exact.
 
 - `conv2d` (NCHW input, OIHW weight): a `loop.parallel` over the result, a `loop.for` nest
   over (C, KH, KW) carrying the sum. Zero padding is not materialized: a tap that falls in
@@ -16,17 +17,20 @@ blocks them).
   over dw.
 - `max_pool2d`, `avg_pool2d`: parallel over the result, a `loop.for` over the window (no
   padding: pooling windows are always in bounds). max uses IEEE `maximum` (numpy's
-  `np.maximum`: NaN propagates); avg divides the sum by kh*kw in the element type.
+  `np.maximum`: NaN propagates); avg divides the wide sum by kh*kw, then rounds.
 - `max_pool2d_grad`, `avg_pool2d_grad` scatter into overlapping windows, so the output is
   zeroed and then accumulated with `loop.parallel` over (N, C) only and sequential
-  `loop.for`s over the windows. max routes each window's gradient to its first maximum in
-  row-major order (a NaN counts as the maximum, as `_first_max` does);
+  `loop.for`s over the windows (in the element type: an element gets at most
+  ceil(kh/sh) * ceil(kw/sw) contributions, too few to lose precision). max routes each
+  window's gradient to its first maximum in row-major order (a NaN counts as the maximum,
+  as `_first_max` does);
   `max_pool2d_grad_grad` gathers the tangent at that same tap.
 - `batchnorm`: one parallel loop, per element `(x - mean) * (gamma / sqrt(var + eps)) +
   beta` with the parameters read at the channel index (axis 1).
 - `layernorm`: parallel over the other axes; along the axis, the mean, then the mean of the
-  squared deviations (two passes, as the reference does to avoid cancellation), then the
-  normalized, scaled and shifted store.
+  squared deviations (two passes, as the reference does to avoid cancellation; both and
+  the square root in the accumulation type, rounded once), then the normalized, scaled and
+  shifted store in the element type.
 
 Output sizes that are `?` are computed at run time with numpy's formula
 `(size + 2*pad - kernel) // stride + 1` in `index` arithmetic.
@@ -37,6 +41,7 @@ from __future__ import annotations
 from irkit.builder import Builder
 from irkit.ir import Operation, Value
 from irkit.dialects.graph import norm_axis
+from irkit.passes.lower_graph.accumulate import Accumulator
 from irkit.passes.lower_graph.core import FunctionLowering, emit, lowers
 from irkit.passes.lower_graph.elementwise import fill, load, store
 from irkit.passes.lower_graph.scalar import Scalars
@@ -121,22 +126,22 @@ def lower_conv2d(lw: FunctionLowering, op: Operation) -> None:
     sizes = [n if rshape[0] is None else lw.index(rshape[0]),
              o if rshape[1] is None else lw.index(rshape[1]), oh, ow]
     out = lw.dest(op.results[0], sizes)
-    t = out.type.element
+    acc = Accumulator(lw, out.type.element)
     checks = [(2, h)] * bool(ph) + [(3, wd)] * bool(pw)
 
     def body(b: Builder, ivs: list[Value]) -> None:
         ni, oi, i, j = ivs
 
-        def step(ib: Builder, r: list[Value], acc: list[Value]) -> list[Value]:
+        def product(ib: Builder, r: list[Value]) -> Value:
             s = Scalars(lw, ib)
             ci, di, dj = r
             hi = _affine(s, lw, i, sh, di, ph)
             wi = _affine(s, lw, j, sw, dj, pw)
             xv = _guarded_load(s, lw, ib, x, [ni, ci, hi, wi], checks)
-            return [s.add(acc[0], s.mul(xv, load(ib, w, [oi, ci, di, dj])))]
+            return acc.product(s, xv, load(ib, w, [oi, ci, di, dj]))
 
-        (total,) = lw.for_nest([c, kh, kw], [lw.constant(0, t)], step, b)
-        store(b, total, out, ivs)
+        total = acc.sum([c, kh, kw], product, b)
+        store(b, acc.round(Scalars(lw, b), total), out, ivs)
 
     lw.parallel_nest(sizes, body)
 
@@ -163,10 +168,12 @@ def lower_conv2d_backprop_input(lw: FunctionLowering, op: Operation) -> None:
         ok = s.and_(ok, s.cmp("ge", v, lw.index(0)))
         return q, ok
 
+    acc = Accumulator(lw, t)
+
     def body(b: Builder, ivs: list[Value]) -> None:
         ni, ci, hi, wi = ivs
 
-        def step(ib: Builder, r: list[Value], acc: list[Value]) -> list[Value]:
+        def product(ib: Builder, r: list[Value]) -> Value:
             s = Scalars(lw, ib)
             oc, di, dj = r
             qi, ok_i = window(s, hi, di, sh, ph, oh)
@@ -174,10 +181,10 @@ def lower_conv2d_backprop_input(lw: FunctionLowering, op: Operation) -> None:
             ok = s.and_(ok_i, ok_j)
             g = load(ib, dy, [ni, oc, _clamp(s, lw, qi, oh), _clamp(s, lw, qj, ow)])
             g = s.select(ok, g, lw.constant(0, t))
-            return [s.add(acc[0], s.mul(g, load(ib, w, [oc, ci, di, dj])))]
+            return acc.product(s, g, load(ib, w, [oc, ci, di, dj]))
 
-        (total,) = lw.for_nest([o, kh, kw], [lw.constant(0, t)], step, b)
-        store(b, total, out, ivs)
+        total = acc.sum([o, kh, kw], product, b)
+        store(b, acc.round(Scalars(lw, b), total), out, ivs)
 
     lw.parallel_nest(sizes, body)
 
@@ -190,22 +197,22 @@ def lower_conv2d_backprop_filter(lw: FunctionLowering, op: Operation) -> None:
     n, _, h, wd = lw.sizes(x)
     _, _, oh, ow = lw.sizes(dy)
     out = lw.dest(op.results[0], sizes)
-    t = out.type.element
+    acc = Accumulator(lw, out.type.element)
     checks = [(2, h)] * bool(ph) + [(3, wd)] * bool(pw)
 
     def body(b: Builder, ivs: list[Value]) -> None:
         oc, ci, di, dj = ivs
 
-        def step(ib: Builder, r: list[Value], acc: list[Value]) -> list[Value]:
+        def product(ib: Builder, r: list[Value]) -> Value:
             s = Scalars(lw, ib)
             ni, i, j = r
             hi = _affine(s, lw, i, sh, di, ph)
             wi = _affine(s, lw, j, sw, dj, pw)
             xv = _guarded_load(s, lw, ib, x, [ni, ci, hi, wi], checks)
-            return [s.add(acc[0], s.mul(load(ib, dy, [ni, oc, i, j]), xv))]
+            return acc.product(s, load(ib, dy, [ni, oc, i, j]), xv)
 
-        (total,) = lw.for_nest([n, oh, ow], [lw.constant(0, t)], step, b)
-        store(b, total, out, ivs)
+        total = acc.sum([n, oh, ow], product, b)
+        store(b, acc.round(Scalars(lw, b), total), out, ivs)
 
     lw.parallel_nest(sizes, body)
 
@@ -233,22 +240,26 @@ def lower_pool2d(lw: FunctionLowering, op: Operation) -> None:
     out = lw.dest(op.results[0], sizes)
     t = out.type.element
     is_max = op.name == "graph.max_pool2d"
-    init = lw.constant(float("-inf") if is_max else 0.0, t)
-    count = lw.constant(float(kernel[0] * kernel[1]), t)
+    window = [lw.index(kernel[0]), lw.index(kernel[1])]
+    acc = Accumulator(lw, t)
+    count = lw.constant(float(kernel[0] * kernel[1]), acc.type)
 
     def body(b: Builder, ivs: list[Value]) -> None:
         ni, ci, i, j = ivs
 
-        def step(ib: Builder, r: list[Value], acc: list[Value]) -> list[Value]:
-            s = Scalars(lw, ib)
-            hi, wi = _tap(s, lw, i, j, r[0], r[1], stride)
-            v = load(ib, x, [ni, ci, hi, wi])
-            return [s.max(acc[0], v) if is_max else s.add(acc[0], v)]
+        def tap(ib: Builder, r: list[Value]) -> Value:
+            hi, wi = _tap(Scalars(lw, ib), lw, i, j, r[0], r[1], stride)
+            return load(ib, x, [ni, ci, hi, wi])
 
-        (acc,) = lw.for_nest([lw.index(kernel[0]), lw.index(kernel[1])], [init], step, b)
-        if not is_max:
-            acc = Scalars(lw, b).div(acc, count)
-        store(b, acc, out, ivs)
+        def max_step(ib: Builder, r: list[Value], c: list[Value]) -> list[Value]:
+            return [Scalars(lw, ib).max(c[0], tap(ib, r))]
+
+        s = Scalars(lw, b)
+        if is_max:
+            (y,) = lw.for_nest(window, [lw.constant(float("-inf"), t)], max_step, b)
+        else:
+            y = acc.round(s, s.div(acc.sum(window, tap, b), count))
+        store(b, y, out, ivs)
 
     lw.parallel_nest(sizes, body)
 
@@ -380,10 +391,9 @@ def lower_layernorm(lw: FunctionLowering, op: Operation) -> None:
     axis = norm_axis(p["axis"], rank)
     xs = lw.sizes(x)
     out = lw.dest(op.results[0], xs)
-    t = out.type.element
-    eps = lw.constant(p["epsilon"], t)
-    zero = lw.constant(0.0, t)
-    count = Scalars(lw, lw.b).count(xs[axis], t)
+    acc = Accumulator(lw, out.type.element)
+    eps = lw.constant(p["epsilon"], acc.type)
+    count = Scalars(lw, lw.b).count(xs[axis], acc.type)
     others = [a for a in range(rank) if a != axis]
 
     def body(b: Builder, ivs: list[Value]) -> None:
@@ -391,20 +401,17 @@ def lower_layernorm(lw: FunctionLowering, op: Operation) -> None:
             it = iter(ivs)
             return [k if a == axis else next(it) for a in range(rank)]
 
-        def sum_step(ib, r, c):
-            return [Scalars(lw, ib).add(c[0], load(ib, x, at(r[0])))]
-
-        (total,) = lw.for_nest([xs[axis]], [zero], sum_step, b)
         s = Scalars(lw, b)
-        mu = s.div(total, count)
+        wide_mu = s.div(acc.sum([xs[axis]], lambda ib, r: load(ib, x, at(r[0])), b), count)
 
-        def var_step(ib, r, c):
+        def square(ib, r):                      # deviations from the wide mean, squared wide
             si = Scalars(lw, ib)
-            d = si.sub(load(ib, x, at(r[0])), mu)
-            return [si.add(c[0], si.mul(d, d))]
+            d = si.sub(acc.widen(si, load(ib, x, at(r[0]))), wide_mu)
+            return si.mul(d, d)
 
-        (sq,) = lw.for_nest([xs[axis]], [zero], var_step, b)
-        std = s.math("sqrt", s.add(s.div(sq, count), eps))
+        var = s.div(acc.sum([xs[axis]], square, b), count)
+        std = acc.round(s, s.math("sqrt", s.add(var, eps)))
+        mu = acc.round(s, wide_mu)
 
         def norm_step(ib, r, c):
             si = Scalars(lw, ib)

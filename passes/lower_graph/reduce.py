@@ -3,18 +3,22 @@
 over the reduced axes carrying the accumulator (`iter_args`).
 
 Accumulators start at the reduction's identity, so an empty axis gives what numpy's
-`initial=` would (sum 0, mean 0/0 = NaN); numpy raises for the max, min and argmax of an
-empty axis, where the lowered code gives -inf / +inf (the integer limits) and index 0.
+`initial=` would (sum 0, mean 0/0 = NaN). max, min and argmax have no identity: numpy (the
+interpreter) raises when the reduced axes hold no element, whatever the kept axes' sizes, and
+the lowered code records the same error with `lw.check` (`_check_not_empty`); the value it
+stores meanwhile (-inf / +inf, the integer limits, index 0) is never returned.
 
-- sum and mean add in the element type (integers wrap, as `np.sum(dtype=x.dtype)`); the
-  order is sequential where numpy's is pairwise, so float sums agree to rounding only.
-  mean divides by the element count converted to the element type, as numpy does.
+- sum and mean add with an `accumulate.Accumulator`: floats in f64 (f64 itself
+  compensated), rounded once to the element type, so the error is about one ulp where
+  numpy's pairwise sum has O(log n) (the bound is in accumulate.py); integers wrap, as
+  `np.sum(dtype=x.dtype)`. mean divides the wide sum by the element count before rounding.
 - max and min use IEEE `maximum`/`minimum`: a NaN anywhere makes the result NaN.
 - argmax keeps (best value, its index) and takes a new element when it is greater, or when
   it is the first NaN (numpy's argmax returns the first NaN's index).
 - softmax and log_softmax make three passes over their axis per slice, as the numpy
   reference does: the maximum m (shifted by 0 where it is not finite), then the sum of
-  `exp(x - m)` (softmax stores the exponentials on the way), then the normalization.
+  `exp(x - m)` (softmax stores the exponentials on the way; the sum is accumulated wide and
+  rounded once, after the `log` for log_softmax), then the normalization.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from irkit.ir import Operation, Value
 from irkit.types import I64, Type
 from irkit.dialects.graph import TensorSpec
 from irkit.dialects.graph_reduce import _axes, _axis
+from irkit.passes.lower_graph.accumulate import Accumulator
 from irkit.passes.lower_graph.core import FunctionLowering, lowers
 from irkit.passes.lower_graph.elementwise import load, store
 from irkit.passes.lower_graph.scalar import Scalars, is_float
@@ -77,39 +82,66 @@ def _props(op: Operation) -> tuple[tuple, bool]:
     return _axes(p["axes"], TensorSpec.of(op.operands[0].type)), p["keepdims"]
 
 
-@lowers("graph.reduce_sum", "graph.reduce_max", "graph.reduce_min")
-def lower_reduce(lw: FunctionLowering, op: Operation) -> None:
+def _check_not_empty(lw: FunctionLowering, op: Operation, axes: tuple, message: str) -> None:
+    """Record numpy's error for a reduction without identity over no element: the product
+    of the reduced axes' sizes must not be 0. Only the `?` sizes are multiplied (a static
+    one is known nonzero, or makes the count 0); nothing is emitted when all are static."""
+    buf = lw.buffer(op.operands[0])
+    static = [buf.type.shape[a] for a in axes]
+    if all(d is not None and d > 0 for d in static):
+        return
+    top = Scalars(lw, lw.b)
+    count = lw.index(0) if 0 in static else None
+    for a in axes if count is None else ():
+        if static[axes.index(a)] is None:
+            size = lw.size(buf, a)
+            count = size if count is None else top.mul(count, size)
+    lw.check(top.cmp("ne", count, lw.index(0)), count, lw.index(0), message, op)
+
+
+@lowers("graph.reduce_max", "graph.reduce_min")
+def lower_reduce_extremum(lw: FunctionLowering, op: Operation) -> None:
     t = op.results[0].type.element
     axes, keepdims = _props(op)
-    kind = op.name.removeprefix("graph.reduce_")
-    init = {"sum": 0, "max": _lowest(t, -1), "min": _lowest(t, 1)}[kind]
+    is_max = op.name == "graph.reduce_max"
+    what = "maximum" if is_max else "minimum"
+    _check_not_empty(lw, op, axes, f"zero-size array to reduction operation {what} which has "
+                     "no identity")
 
     def step(s: Scalars, carried, x, rivs):
-        acc = carried[0]
-        return [s.add(acc, x) if kind == "sum" else s.max(acc, x) if kind == "max"
-                else s.min(acc, x)]
+        return [s.max(carried[0], x) if is_max else s.min(carried[0], x)]
 
-    _reduce(lw, op, axes, keepdims, [lw.constant(init, t)], step, lambda s, c: c[0])
+    init = lw.constant(_lowest(t, -1 if is_max else 1), t)
+    _reduce(lw, op, axes, keepdims, [init], step, lambda s, c: c[0])
+
+
+def _sum(lw: FunctionLowering, op: Operation, acc: Accumulator, finish) -> None:
+    """A reduction by `acc`; `finish(s, sum)` maps the wide sum to the element stored."""
+    axes, keepdims = _props(op)
+    _reduce(lw, op, axes, keepdims, acc.inits(), lambda s, c, x, rivs: acc.add(s, c, x),
+            lambda s, c: finish(s, acc.result(s, c)))
+
+
+@lowers("graph.reduce_sum")
+def lower_reduce_sum(lw: FunctionLowering, op: Operation) -> None:
+    acc = Accumulator(lw, op.results[0].type.element)
+    _sum(lw, op, acc, acc.round)
 
 
 @lowers("graph.reduce_mean")
 def lower_reduce_mean(lw: FunctionLowering, op: Operation) -> None:
-    """The sum divided by the element count of the reduced axes (read at run time where
-    they are `?`), the count converted to the element type once, before the loops."""
-    t = op.results[0].type.element
-    axes, keepdims = _props(op)
+    """The wide sum divided by the element count of the reduced axes (read at run time
+    where they are `?`, converted to the accumulation type once, before the loops), then
+    rounded once."""
+    acc = Accumulator(lw, op.results[0].type.element)
+    axes, _ = _props(op)
     buf = lw.buffer(op.operands[0])
     top = Scalars(lw, lw.b)
     n = lw.index(1)
     for a in axes:
         n = lw.size(buf, a) if n is lw.index(1) else top.mul(n, lw.size(buf, a))
-    count = top.count(n, t)
-
-    def step(s: Scalars, carried, x, rivs):
-        return [s.add(carried[0], x)]
-
-    _reduce(lw, op, axes, keepdims, [lw.constant(0, t)], step,
-            lambda s, c: s.div(c[0], count))
+    count = top.count(n, acc.type)
+    _sum(lw, op, acc, lambda s, total: acc.round(s, s.div(total, count)))
 
 
 @lowers("graph.argmax")
@@ -118,6 +150,7 @@ def lower_argmax(lw: FunctionLowering, op: Operation) -> None:
     t = x_type.element
     p = op.props()
     axis = _axis(p["axis"], TensorSpec.of(x_type))
+    _check_not_empty(lw, op, (axis,), "attempt to get argmax of an empty sequence")
 
     def step(s: Scalars, carried, x, rivs):
         best, at = carried
@@ -150,15 +183,19 @@ def _softmax(lw: FunctionLowering, op: Operation, log: bool) -> None:
         s = Scalars(lw, b)
         shift = s.select(s.math("isfinite", m), m, lw.constant(0.0, t))
 
-        def sum_step(ib, r, c):
+        def exp_term(ib, r):
             si = Scalars(lw, ib)
             e = si.math("exp", si.sub(load(ib, buf, at(r[0])), shift))
             if not log:
                 store(ib, e, out, at(r[0]))
-            return [si.add(c[0], e)]
+            return e
 
-        (total,) = lw.for_nest([xs[axis]], [lw.constant(0.0, t)], sum_step, b)
-        log_total = s.math("log", total) if log else None
+        acc = Accumulator(lw, t)
+        wide = acc.sum([xs[axis]], exp_term, b)
+        if log:
+            log_total = acc.round(s, s.math("log", wide))
+        else:
+            total = acc.round(s, wide)
 
         def norm_step(ib, r, c):
             si = Scalars(lw, ib)

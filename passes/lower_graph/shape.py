@@ -5,7 +5,10 @@
 - reshape: a parallel copy in row-major order: each result index is linearized over the
   result's sizes and delinearized over x's (`divui`/`remui` on indices). A reshape is a view
   in MLIR (`memref.expand_shape`/`collapse_shape`); the memory dialect has no such op yet,
-  so it copies (docs/lowering.md lists the view as remaining work).
+  so it copies (docs/lowering.md lists the view as remaining work). Where a size is known
+  only at run time, the element counts must agree, as the interpreter checks
+  (`FunctionLowering.check`); a result with more elements than x is then not copied, so no
+  element outside x is read (an inferred -1 rounds down, and needs no guard).
 - broadcast_to: a parallel copy, x read as an elementwise operand is (`Broadcast`).
 - dim: the size as a 0-d i64 buffer; the index is also remembered, so that size operands of
   reshape and broadcast_to use it without a trip through memory.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 from irkit.builder import Builder
 from irkit.ir import Operation, Value
+from irkit.rewrite import constant_value
 from irkit.types import I64
 from irkit.dialects.graph import TensorSpec
 from irkit.dialects.graph_shape import _axis, full_perm
@@ -72,11 +76,36 @@ def _target_sizes(lw: FunctionLowering, op: Operation, x: Value) -> list[Value]:
     return out
 
 
+def _check_count(lw: FunctionLowering, op: Operation, xs: list[Value],
+                 sizes: list[Value]) -> Value | None:
+    """Record a reshape whose element counts differ at run time (the interpreter's numpy
+    error); returns the condition a copy needs when the result may hold more elements than
+    x, else None (nothing dynamic, or an inferred -1: the result then holds fewer)."""
+    shape = op.props()["shape"]
+    inferred = len(op.operands) == 1 and -1 in shape
+    if all(constant_value(v) is not None for v in xs + sizes):
+        return None                         # the verifier checked it
+    if inferred and all(d in (-1, 1) for d in shape):
+        return None                         # the inferred size is the count: it fits
+    s = Scalars(lw, lw.b)
+    total, count = lw.index(1), lw.index(1)
+    for v in xs:
+        total = s.mul(total, v)
+    for v in sizes:
+        count = s.mul(count, v)
+    target = "(" + ", ".join(map(str, shape)) + ")"
+    message = f"cannot reshape array of size {{value}} into shape {target}"
+    ok = s.cmp("eq", total, count)
+    lw.check(ok, total, count, message if inferred else message + " of {bound} elements", op)
+    return None if inferred else ok
+
+
 @lowers("graph.reshape")
 def lower_reshape(lw: FunctionLowering, op: Operation) -> None:
     x = lw.buffer(op.operands[0])
     sizes = _target_sizes(lw, op, x)
     xs = lw.sizes(x)
+    ok = _check_count(lw, op, xs, sizes)
     out = lw.dest(op.results[0], sizes)
 
     def body(b: Builder, ivs: list[Value]) -> None:
@@ -93,7 +122,10 @@ def lower_reshape(lw: FunctionLowering, op: Operation) -> None:
                 linear = s.op("arith.divui", linear, xs[a])
         store(b, load(b, x, idx[::-1]), out, ivs)
 
-    lw.parallel_nest(sizes, body)
+    if ok is None:
+        lw.parallel_nest(sizes, body)
+    else:
+        lw.when(ok, lambda tb: lw.parallel_nest(sizes, body, tb))
 
 
 @lowers("graph.broadcast_to")

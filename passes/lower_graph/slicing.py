@@ -14,13 +14,17 @@ slice, insert_slice, concat, split. Each is a parallel copy between index spaces
   (the sum of the sizes of the inputs before it).
 - split: one parallel copy per part out of x from the running offset; the parts' sizes are
   static (the result type), the `sizes` operands' values, or the axis size divided by the
-  section count.
+  section count. Where the axis size is known only at run time, what the interpreter checks
+  is checked (`FunctionLowering.check`): an axis size divisible by the section count, or
+  parts that add up to it (none negative); parts that do not are then not copied at all, so
+  no element outside x is read.
 """
 
 from __future__ import annotations
 
 from irkit.builder import Builder
 from irkit.ir import Operation, Value
+from irkit.rewrite import constant_value
 from irkit.dialects.graph import TensorSpec
 from irkit.dialects.graph_shape import _axis
 from irkit.dialects.graph_slice import END
@@ -115,9 +119,9 @@ def lower_insert_slice(lw: FunctionLowering, op: Operation) -> None:
 
 
 def _copy_at(lw: FunctionLowering, src: Value, dst: Value, axis: int, offset: Value,
-             into: bool) -> None:
+             into: bool, b: Builder | None = None) -> None:
     """A parallel copy of all of `src` into `dst` at `offset` along `axis` (`into`), or of
-    the part of `src` at `offset` into all of `dst`."""
+    the part of `src` at `offset` into all of `dst` (at `b`, default the top level)."""
     small = src if into else dst
     sizes = lw.sizes(small)
     zero = lw.index(0)
@@ -131,7 +135,7 @@ def _copy_at(lw: FunctionLowering, src: Value, dst: Value, axis: int, offset: Va
         else:
             store(b, load(b, src, moved), dst, ivs)
 
-    lw.parallel_nest(sizes, body)
+    lw.parallel_nest(sizes, body, b)
 
 
 @lowers("graph.concat")
@@ -171,22 +175,67 @@ def lower_split(lw: FunctionLowering, op: Operation) -> None:
     s = Scalars(lw, lw.b)
     xs = lw.sizes(x)
     equal = None
-    offset = lw.index(0)
-    for k, r in enumerate(op.results):
+    parts = []
+    for r in op.results:
         d = r.type.shape[axis]
         if d is not None:
-            part = lw.index(d)
+            parts.append(lw.index(d))
         elif given:
-            part = given[k]
+            parts.append(given[len(parts)])
         elif n == 1:
-            part = xs[axis]
+            parts.append(xs[axis])
         else:
             if equal is None:
                 equal = s.op("arith.divui", xs[axis], lw.index(n))
-            part = equal
+                _check_equal_division(lw, s, op, xs[axis], n, axis)
+            parts.append(equal)
+    ok = _check_parts(lw, s, op, x, axis, parts, bool(given)) if equal is None else None
+    dests = []
+    for r, part in zip(op.results, parts):
         sizes = list(xs)
         sizes[axis] = part
-        out = lw.dest(r, sizes)
-        _copy_at(lw, x, out, axis, offset, into=False)
-        if k + 1 < len(op.results):
-            offset = part if offset is lw.index(0) else s.add(offset, part)
+        dests.append(lw.dest(r, sizes))
+
+    def copies(b: Builder) -> None:
+        offset = lw.index(0)
+        for k, (out, part) in enumerate(zip(dests, parts)):
+            _copy_at(lw, x, out, axis, offset, into=False, b=b)
+            if k + 1 < len(parts):
+                offset = part if offset is lw.index(0) else Scalars(lw, b).add(offset, part)
+
+    if ok is None:
+        copies(lw.b)
+    else:
+        lw.when(ok, copies)
+
+
+def _check_equal_division(lw: FunctionLowering, s: Scalars, op: Operation, size: Value,
+                          n: int, axis: int) -> None:
+    """Equal parts of a run-time axis size: the size must be a multiple of `n` (floor-sized
+    parts stay inside x, so the copies need no guard)."""
+    ok = s.cmp("eq", s.op("arith.remui", size, lw.index(n)), lw.index(0))
+    lw.check(ok, size, lw.index(n), "array split does not result in an equal division "
+             f"(axis {axis} of size {{value}} into {{bound}} sections)", op)
+
+
+def _check_parts(lw: FunctionLowering, s: Scalars, op: Operation, x: Value, axis: int,
+                 parts: list[Value], given: bool) -> Value | None:
+    """Parts of sizes given at run time, or static parts of a run-time axis size: none
+    negative, and their sum the axis size. Returns the condition the copies need (parts
+    that do not fit would read outside x), or None when everything is static."""
+    size = lw.size(x, axis)
+    if parts == [size] or all(constant_value(v) is not None for v in parts + [size]):
+        return None                         # one part is all of x; or the verifier checked it
+    total, ok = lw.index(0), None
+    for part in parts:
+        total = part if total is lw.index(0) else s.add(total, part)
+        fits = s.cmp("ge", part, lw.index(0))
+        ok = fits if ok is None else s.and_(ok, fits)
+    ok = s.and_(ok, s.cmp("eq", total, size))
+    if given:
+        message = "part sizes (adding up to {value}) do not add up to the axis size {bound}"
+    else:                                   # static parts (the result type) of a `?` axis
+        message = (f"array split does not result in {len(parts)} parts of "
+                   f"{op.results[0].type.shape[axis]} (axis {axis} of size {{bound}})")
+    lw.check(ok, total, size, message, op)
+    return ok

@@ -7,6 +7,11 @@ value read is still needed: the graph program's read then means the *old* value,
 buffer is about to change under it, so the read copies it first (into its output buffer
 when it is returned, else into a fresh one). An assign is a `memory.copy` into the
 variable's buffer (nothing, when the value is that buffer already).
+
+A call that fails a run-time check (`lw.check`: a label out of range in a training step)
+must leave the variables as they were, as the interpreter does when it raises before the
+assign: an assign that comes after a check copies only while the status says no error
+(`status[0] == 0`). Assigns are the only writes to a variable's buffer, so that is enough.
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ from __future__ import annotations
 from irkit.ir import Operation
 from irkit.dialects.memory import CopyOp
 from irkit.passes.lower_graph.core import FunctionLowering, lowers
+from irkit.passes.lower_graph.elementwise import load
+from irkit.passes.lower_graph.scalar import Scalars
+from irkit.types import I64
 
 
 def variable_name(op: Operation) -> str:
@@ -48,5 +56,12 @@ def lower_read(lw: FunctionLowering, op: Operation) -> None:
 def lower_assign(lw: FunctionLowering, op: Operation) -> None:
     var = lw.var_buffers[variable_name(op)]
     src = lw.buffer(op.operands[0])
-    if src is not var:
+    if src is var:
+        return
+    if lw.status is None:                   # no check before it: nothing can have failed
         lw.b.create(CopyOp, src, var)
+        return
+    s = Scalars(lw, lw.b)
+    code = load(lw.b, lw.status, [lw.index(0)])
+    lw.when(s.cmp("eq", code, lw.constant(0, I64)),
+            lambda b: [b.create(CopyOp, src, var)] and None)

@@ -14,7 +14,14 @@ with central finite differences of the op's own numpy `evaluate`, the reference 
 
 Inputs have magnitudes in [0.5, 2] with random signs, away from the kinks of relu, abs and
 max at 0; where that gives a non-finite result (log, sqrt, pow of a negative number, a
-negative variance) every float operand is drawn positive instead. A table of extra examples
+negative variance) every float operand is drawn positive instead. They are also kept away
+from the kinks of max, min and max_pool at ties: the M float elements of all operands
+together are pairwise at least 0.75/M apart, far more than the distance 2h|v_i - v_j| that
+a finite-difference step moves two of them towards each other (h <= 1e-5, and a unit
+direction over M elements has entries of about 1/sqrt(M)). Independent uniform draws would
+not be: among the 401,408 elements of max_pool2d's example, two in a window come within
+~1e-7 of each other every few hundred draws, and central differences across that tie
+report a second derivative of 10^4 where the rule rightly gives 0. A table of extra examples
 covers forms the docstrings do not (vector matmul, float labels, strides, keepdims).
 
 A second group of tests keeps the registry honest: every graph op that touches floats has a
@@ -298,10 +305,20 @@ H = 1e-6
 RTOL = 2e-5
 
 
-def _input(t: RankedTensorType, rng, n: int, positive: bool):
+def _magnitudes(rng, count: int) -> np.ndarray:
+    """`count` magnitudes in [0.5, 2], pairwise at least 0.75/count apart (no near-ties for
+    max and min to break differently at x + hv and x - hv): one per stratum of width
+    1.5/count, in random order, each in the middle half of its stratum."""
+    strata = rng.permutation(count) + rng.uniform(0.25, 0.75, size=count)
+    return 0.5 + 1.5 * strata / max(count, 1)
+
+
+def _input(t: RankedTensorType, rng, n: int, positive: bool, mags=None):
+    """A value of type `t`; a float one takes its magnitudes from the iterator `mags`."""
     dtype = numpy_dtype(t.element)
     if isinstance(t.element, FloatType):
-        mag = rng.uniform(0.5, 2.0, size=t.shape)
+        size = int(np.prod(t.shape, dtype=np.int64))
+        mag = np.fromiter(mags, np.float64, count=size).reshape(t.shape)
         sign = 1.0 if positive else rng.choice([-1.0, 1.0], size=t.shape)
         return np.asarray(mag * sign, dtype=dtype)
     if isinstance(t.element, IntegerType) and t.element.width == 1:
@@ -325,11 +342,18 @@ def _finite(values) -> bool:
 
 
 def choose_inputs(case: Case, rng, n: int) -> list:
-    """Operand values where the op is smooth: signed magnitudes in [0.5, 2], or positive ones
-    when signed values give a non-finite result."""
-    inputs = [_input(t, rng, n, positive=False) for t in case.in_types]
+    """Operand values where the op is smooth: signed magnitudes in [0.5, 2] without near-ties
+    across all float operands, or positive ones when signed values give a non-finite result."""
+    floats = sum(int(np.prod(t.shape, dtype=np.int64)) for t in case.in_types
+                 if isinstance(t.element, FloatType))
+
+    def draw(positive: bool) -> list:
+        mags = iter(_magnitudes(rng, floats))
+        return [_input(t, rng, n, positive, mags) for t in case.in_types]
+
+    inputs = draw(positive=False)
     if not _finite(_evaluate(case.op, inputs)):
-        inputs = [_input(t, rng, n, positive=True) for t in case.in_types]
+        inputs = draw(positive=True)
     assert _finite(_evaluate(case.op, inputs)), f"{case.name}: no finite inputs found"
     return inputs
 

@@ -39,11 +39,11 @@ from irkit.parser import parse_module
 from irkit.pass_manager import PassManager
 from irkit.passes.lower_graph_to_loop import LowerGraphToLoop
 from irkit.symbols import lookup_symbol_in
-from irkit.types import RankedTensorType
+from irkit.types import FloatType, RankedTensorType
 from irkit.verifier import verify
 
 from test_ad_contract import (  # noqa: E402  (tests/property is on sys.path under pytest)
-    EXTRA_EXAMPLES, GRAPH_OPS, Case, _DATAFLOW, _attr_text, _example_op, _input,
+    EXTRA_EXAMPLES, GRAPH_OPS, Case, _DATAFLOW, _attr_text, _example_op, _input, _magnitudes,
     _results, _sig, _touches_floats, declared_nondiff, docstring_example, has_vjp,
 )
 
@@ -157,14 +157,20 @@ def _garbage(like: np.ndarray) -> np.ndarray:
 
 
 def compiled_f(text: str, args, wants) -> list:
-    """Lower `text` to loops, compile it, call `f` with output buffers shaped like `wants`."""
+    """Lower `text` to loops, compile it, call `f` with output buffers shaped like `wants`
+    (and a status buffer where it checks something at run time: no check may fail, since
+    the interpreter ran these inputs without an error)."""
     m = parse_module(text, "<compiled contract>")
     PassManager().add(LowerGraphToLoop()).run(m)
     verify(m)
     jit = compile_module(m)
     outs = [_garbage(w) for w in wants]
+    attrs = lookup_symbol_in(m, "f").properties.get("arg_attrs")
+    status = [np.zeros(3, np.int64)] if attrs and "graph.status" in attrs[-1].value else []
     with np.errstate(all="ignore"):
-        jit.f(*[np.array(a, order="C") for a in args], *outs)
+        jit.f(*[np.array(a, order="C") for a in args], *outs, *status)
+    for s in status:
+        np.testing.assert_array_equal(s, [0, 0, 0], err_msg="a run-time check failed")
     return outs
 
 
@@ -185,7 +191,12 @@ def assert_same(got, want, what: str) -> None:
 
 
 def _inputs(types, rng, n: int, positive: bool) -> list:
-    return [_input(t, rng, n, positive) for t in types]
+    """Values for `types`, float magnitudes without near-ties across them (as the AD contract
+    draws them), so that a max or a pooling window has one clear winner."""
+    floats = sum(int(np.prod(t.shape, dtype=np.int64)) for t in types
+                 if isinstance(t.element, FloatType))
+    mags = iter(_magnitudes(rng, floats))
+    return [_input(t, rng, n, positive, mags) for t in types]
 
 
 def choose_inputs(module, types, rng, n: int) -> tuple[list, list]:

@@ -71,6 +71,59 @@ def test_unexpected_end_of_file():
                   ^""")
 
 
+# ----- misspelled keywords: named as such, at the word, with the closest keyword -------------
+
+
+def test_misspelled_declaration_in_a_model():
+    assert rendered("model m {\n  inptu x: f32[N, 4]\n  output x\n}\n") == expect("""
+        m.irk:2:3: error: unknown declaration 'inptu'; did you mean 'input'?
+          inptu x: f32[N, 4]
+          ^""")
+
+
+def test_misspelled_model_at_the_top_level():
+    assert rendered("modle m {\n  input x: f32[N, 4]\n  output x\n}\n") == expect("""
+        m.irk:1:1: error: unknown declaration 'modle'; did you mean 'model'?
+        modle m {
+        ^""")
+
+
+@pytest.mark.parametrize("line, word, keyword", [
+    ("parm v: f32[4] = zeros", "parm", "param"),
+    ("outptu x", "outptu", "output"),
+    ("cosnt k = 2", "cosnt", "const"),
+    ("grda s wrt W", "grda", "grad"),
+    ("trian s with sgd(0.1)", "trian", "train"),
+])
+def test_misspelled_statement_keywords(line, word, keyword):
+    src = "y = x @ W\ns = sum(y)\noutput y\n" + line + "\n"
+    first = rendered(src, wrap=True).split("\n")[0]
+    assert first == f"m.irk:8:3: error: unknown declaration '{word}'; did you mean '{keyword}'?"
+
+
+def test_misspelled_return_after_a_brace():
+    assert rendered("fn f(a) { retrun a }\nmodel m { input x: f32; output x }\n") == expect("""
+        m.irk:1:11: error: unknown declaration 'retrun'; did you mean 'return'?
+        fn f(a) { retrun a }
+                  ^""")
+
+
+def test_misspelled_keyword_inside_a_statement():
+    src = "y = x @ W\ns = sum(y)\ngrad s wtr W\noutput y\n"
+    assert rendered(src, wrap=True).split("\n")[0] == \
+        "m.irk:7:10: error: unexpected name 'wtr'; did you mean 'wrt'?"
+
+
+def test_a_word_like_no_keyword_keeps_the_plain_message():
+    assert rendered("zzz x\noutput x\n", wrap=True).split("\n")[0] == \
+        "m.irk:5:7: error: unexpected name 'x'; expected ',' or '='"
+
+
+def test_misspelled_builtin():
+    assert rendered("y = rleu(x)\noutput y\n", wrap=True).split("\n")[0] == \
+        "m.irk:5:7: error: unknown function 'rleu'; did you mean 'relu'?"
+
+
 # ----- names and calls ------------------------------------------------------------------------
 
 

@@ -54,13 +54,17 @@ def run_graph(m, fn: str, args):
     return [np.asarray(o) for o in out], interp.state.get("graph.variables", {})
 
 
-def run_lowered(m, fn: str, args, out_likes, variables: dict):
+def run_lowered(m, fn: str, args, out_likes, variables: dict, status=None):
     """Call lowered `fn`: inputs, then output buffers shaped like `out_likes`, then the
-    variable buffers its arguments name (initialized from `variables`)."""
+    variable buffers its arguments name (initialized from `variables`), then its status
+    buffer if it has one (`status`, three zeros by default, which must stay zero: the
+    inputs are in range)."""
     f = lookup_symbol_in(m, fn)
     ftype = f.properties["function_type"].value
     attrs = f.properties.get("arg_attrs")
     outs = [_garbage(o.shape, o.dtype) for o in out_likes]
+    expect_ok = status is None
+    status = np.zeros(3, np.int64) if status is None else status
     vals = []
     n_in = len(args)
     for i, t in enumerate(ftype.inputs):
@@ -70,6 +74,8 @@ def run_lowered(m, fn: str, args, out_likes, variables: dict):
                         if isinstance(t, MemRefType) else to_value(a, t))
         elif i < n_in + len(outs):
             vals.append(outs[i - n_in])
+        elif "graph.status" in attrs[i].value:
+            vals.append(status)
         else:
             name = attrs[i].value["graph.variable"].value
             vals.append(variables[name])
@@ -78,7 +84,14 @@ def run_lowered(m, fn: str, args, out_likes, variables: dict):
         interp.call(f, vals)
     leaked = interp.state.get("memory.allocated", {})
     assert not leaked, f"{len(leaked)} buffers allocated and never freed"
+    assert not (expect_ok and status[0]), f"a run-time check failed: status {status}"
     return outs
+
+
+def status_args(m, fn: str) -> list:
+    """[a zeroed status buffer] when lowered `fn` checks something at run time, else []."""
+    attrs = lookup_symbol_in(m, fn).properties.get("arg_attrs")
+    return [np.zeros(3, np.int64)] if attrs and "graph.status" in attrs[-1].value else []
 
 
 def same(got, want, rtol=1e-5, atol=1e-6, what=""):
@@ -739,7 +752,10 @@ def test_compiled_lowered_function_matches_the_interpreter(name):
     lowered = lower(src)
     jit = compile_module(lowered)
     outs = [_garbage(w.shape, w.dtype) for w in want]
-    jit.f(*args, *outs)
+    status = status_args(lowered, "f")              # a reshape's count is checked
+    jit.f(*args, *outs, *status)
+    for st in status:
+        np.testing.assert_array_equal(st, [0, 0, 0])
     for i, (g, w) in enumerate(zip(outs, want)):
         same(g, w, rtol=1e-5, atol=1e-6, what=f"result #{i}")
 

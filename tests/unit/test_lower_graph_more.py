@@ -71,20 +71,20 @@ func.func @f(%x: tensor<?x3xf32>, %l: tensor<?xi32>) -> tensor<f32> {
     check(src, (big, np.array([1, 2], np.int32)), (inf, np.array([0, 1], np.int32)))
 
 
-def test_cross_entropy_out_of_range_label_contributes_zero():
-    """The interpreter raises; the lowered code (documented in loss.py) adds 0 for the row,
-    and still divides by the whole batch."""
+def test_cross_entropy_out_of_range_label_is_recorded():
+    """The interpreter raises; the lowered code records the first bad label (its value and
+    the class count) in the status buffer under the check's code, for the caller to raise.
+    (Before the run-time checks the row silently contributed 0.)"""
     src = """
 func.func @f(%x: tensor<?x3xf32>, %l: tensor<?xi32>) -> tensor<f32> {
   %0 = graph.cross_entropy %x, %l : (tensor<?x3xf32>, tensor<?xi32>) -> tensor<f32>
   return %0 : tensor<f32>
 }"""
     x = rand(3, 3)
-    lab = np.array([1, 3, -1], np.int32)
-    (got,) = run_lowered(lower(src), "f", (x, lab), [np.zeros((), np.float32)], {})
-    lsm = x - x.max(1, keepdims=True)
-    lsm = lsm - np.log(np.exp(lsm).sum(1, keepdims=True))
-    same(got, np.asarray(-lsm[0, 1] / 3, np.float32))
+    status = np.zeros(3, np.int64)
+    run_lowered(lower(src), "f", (x, np.array([1, 3, -1], np.int32)),
+                [np.zeros((), np.float32)], {}, status)
+    np.testing.assert_array_equal(status, [1, 3, 3])       # the first bad label: 3, of 3
 
 
 @pytest.mark.parametrize("a,b", [("?x3", "?x3"), ("?x1", "3"), ("?", "?"), ("2x?", "?x1"),
@@ -149,17 +149,25 @@ func.func @f(%t: tensor<?x3xf32>, %i: tensor<?x2xi32>, %v: tensor<?xi64>, %k: te
     check(src, (rand(5, 3), i, v, k), (rand(1, 3), np.array([[0, -1]], np.int32), v, k[:0]))
 
 
-def test_gather_out_of_range_reads_zeros():
-    """The interpreter raises; the lowered code (documented in indexing.py) gives zeros."""
+def test_gather_out_of_range_is_recorded():
+    """The interpreter raises; the lowered code records the index as given (-3, not the
+    wrapped -1) and the row count, and reads no row for it. (Before the run-time checks it
+    silently read zeros.) A status already holding an error keeps it: the first one wins."""
     src = """
 func.func @f(%t: tensor<?x2xi32>, %i: tensor<?xi32>) -> tensor<?x2xi32> {
   %0 = graph.gather %t, %i : (tensor<?x2xi32>, tensor<?xi32>) -> tensor<?x2xi32>
   return %0 : tensor<?x2xi32>
 }"""
     t = np.array([[1, 2], [3, 4]], np.int32)
-    i = np.array([1, 2, -3, -2], np.int32)
-    (got,) = run_lowered(lower(src), "f", (t, i), [np.zeros((4, 2), np.int32)], {})
-    np.testing.assert_array_equal(got, [[3, 4], [0, 0], [0, 0], [1, 2]])
+    i = np.array([1, -3, -2], np.int32)
+    m = lower(src)
+    status = np.zeros(3, np.int64)
+    (got,) = run_lowered(m, "f", (t, i), [np.zeros((3, 2), np.int32)], {}, status)
+    np.testing.assert_array_equal(status, [1, -3, 2])
+    np.testing.assert_array_equal(got[[0, 2]], [[3, 4], [1, 2]])
+    earlier = np.array([5, 6, 7], np.int64)
+    run_lowered(m, "f", (t, i), [np.zeros((3, 2), np.int32)], {}, earlier)
+    np.testing.assert_array_equal(earlier, [5, 6, 7])
 
 
 def test_scatter_add_duplicates_accumulate():
@@ -323,7 +331,9 @@ def test_compiled_matches_the_interpreter():
         args = (x, lab, t, np.array(7, np.int64))
         want, _ = run_graph(graph, "f", args)
         outs = [_garbage(w.shape, w.dtype) for w in want]
-        jit.f(*args, *outs)
+        status = np.zeros(3, np.int64)              # gather, cross_entropy: checked
+        jit.f(*args, *outs, status)
+        np.testing.assert_array_equal(status, [0, 0, 0])
         for i, (g, w) in enumerate(zip(outs, want)):
             same(g, w, what=f"result #{i} (batch {n})")
 

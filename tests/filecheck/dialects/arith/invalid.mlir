@@ -133,3 +133,20 @@ func.func @use_type(%a: i32, %b: i64) {
   %0 = arith.addi %a, %b : i32
   return
 }
+
+// -----
+
+// Digits are ASCII, as in MLIR: a superscript or Arabic-Indic digit is not a number.
+func.func @unicode_digit() -> i32 {
+  // expected-error @+1 {{expected attribute value, found '¹'}}
+  %0 = "arith.constant"() <{value = ¹ : i32}> : () -> i32
+  return %0 : i32
+}
+
+// -----
+
+func.func @unicode_digit_custom() -> i32 {
+  // expected-error @+1 {{expected attribute value, found '٣'}}
+  %0 = arith.constant ٣ : i32
+  return %0 : i32
+}

@@ -149,3 +149,20 @@ func.func @dim_cse(%m: memref<?xf32>) -> (index, index) {
   %b = memory.dim %m, 0 : memref<?xf32>
   return %a, %b : index, index
 }
+
+// A check of the constant true records nothing and is erased; one of a run-time condition
+// (or of the constant false) stays, even though nothing reads the status afterwards.
+// CHECK-LABEL: func.func @check_true(
+// CHECK-SAME:      %[[OK:[^:]*]]: i1, %[[V:[^:]*]]: i64, %[[S:[^:]*]]: memref<3xi64>)
+// CHECK-NOT:     memory.check {{.*}}code = 1
+// CHECK:         memory.check %[[OK]], %[[V]], %[[V]], %[[S]] {code = 2 : i64
+// CHECK-NEXT:    memory.check %{{.*}}, %[[V]], %[[V]], %[[S]] {code = 3 : i64
+// CHECK-NEXT:    return
+func.func @check_true(%ok: i1, %v: i64, %s: memref<3xi64>) {
+  %t = arith.constant true
+  %f = arith.constant false
+  memory.check %t, %v, %v, %s {code = 1 : i64, message = "never"} : memref<3xi64>
+  memory.check %ok, %v, %v, %s {code = 2 : i64, message = "maybe"} : memref<3xi64>
+  memory.check %f, %v, %v, %s {code = 3 : i64, message = "always"} : memref<3xi64>
+  return
+}

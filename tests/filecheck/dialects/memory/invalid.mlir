@@ -359,3 +359,27 @@ func.func @load_not_memref(%t: tensor<4xf32>, %i: index) {
   %x = memory.load %t[%i] : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @check_code(%ok: i1, %v: i64, %s: memref<3xi64>) {
+  // expected-error @+1 {{'memory.check' op requires a code of at least 1 (0 means no error), got 0}}
+  memory.check %ok, %v, %v, %s {code = 0 : i64, message = "bad"} : memref<3xi64>
+  return
+}
+
+// -----
+
+func.func @check_status(%ok: i1, %v: i64, %s: memref<4xi64>) {
+  // expected-error @+1 {{'memory.check' op operand 'status' must be memref<3xi64> (code, value, bound), but got 'memref<4xi64>'}}
+  memory.check %ok, %v, %v, %s {code = 1 : i64, message = "bad"} : memref<4xi64>
+  return
+}
+
+// -----
+
+func.func @check_value(%ok: i1, %v: index, %s: memref<3xi64>) {
+  // expected-error @+1 {{'memory.check' op operand 'value' must be i64, but got 'index'}}
+  "memory.check"(%ok, %v, %v, %s) <{code = 1 : i64, message = "bad"}> : (i1, index, index, memref<3xi64>) -> ()
+  return
+}

@@ -123,3 +123,15 @@ func.func @subview_of_subview(%m: memref<4x6xf32, strided<[16, 2], offset: ?>>) 
   %0 = memory.subview %m[1, 1][2, 2][1, 2] : memref<4x6xf32, strided<[16, 2], offset: ?>> to memref<2x2xf32, strided<[16, 4], offset: ?>>
   return
 }
+
+// A run-time check: the condition, the value and bound it records, the status buffer; the
+// code and message are properties (placeholders kept as written).
+// CHECK-LABEL: func.func @check(
+// CHECK-SAME:      %[[OK:[^:]*]]: i1, %[[V:[^:]*]]: i64, %[[B:[^:]*]]: i64, %[[S:[^:]*]]: memref<3xi64>)
+// CHECK-NEXT:    memory.check %[[OK]], %[[V]], %[[B]], %[[S]] {code = 2 : i64, message = "label {value} is out of range for {bound} classes"} : memref<3xi64>
+// GENERIC-LABEL: sym_name = "check"
+// GENERIC:       "memory.check"(%arg0, %arg1, %arg2, %arg3) <{code = 2 : i64, message = "label {value} is out of range for {bound} classes"}> : (i1, i64, i64, memref<3xi64>) -> ()
+func.func @check(%ok: i1, %v: i64, %b: i64, %s: memref<3xi64>) {
+  memory.check %ok, %v, %b, %s {code = 2 : i64, message = "label {value} is out of range for {bound} classes"} : memref<3xi64>
+  return
+}

@@ -1,43 +1,61 @@
 // RUN: irkit-opt %s -p lower-graph-to-loop | FileCheck %s
 
 // Cross-entropy with integer labels: one `loop.for` over the batch carrying the sum; per
-// row the maximum, the sum of exponentials, and the label's log-softmax term, 0 for a label
-// out of range (read at class 0, then discarded). The loss is -sum / B.
+// row the maximum, the sum of exponentials, and the label's log-softmax term; a label out of
+// range is recorded in the status argument (`memory.check`) and its logit not read (checks.mlir
+// has more). The loss is -sum / B. Both sums are
+// carried in f64 and the loss rounded once to f32 (passes/lower_graph/accumulate.py).
 
 // CHECK-LABEL: func.func @ce(
-// CHECK-SAME:      %[[X:[^:]*]]: memref<?x10xf32>, %[[L:[^:]*]]: memref<?xi32>, %[[OUT:[^:]*]]: memref<f32> {graph.output = 0 : i64})
+// CHECK-SAME:      %[[X:[^:]*]]: memref<?x10xf32>, %[[L:[^:]*]]: memref<?xi32>, %[[OUT:[^:]*]]: memref<f32> {graph.output = 0 : i64}, %[[ST:[^:]*]]: memref<3xi64> {graph.status})
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[WZERO:.*]] = arith.constant 0.000000e+00 : f64
 // CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG:     %[[C10:.*]] = arith.constant 10 : index
 // CHECK:         %[[B:.*]] = memory.dim %[[X]], 0
-// CHECK:         %[[SUM:.*]] = loop.for %[[I:[^ ]*]] = %[[C0]] to %[[B]] step %{{.*}} iter_args(%[[ACC:[^ ]*]] = %[[ZERO]]) -> (f32) {
+// CHECK:         %[[SUM:.*]] = loop.for %[[I:[^ ]*]] = %[[C0]] to %[[B]] step %{{.*}} iter_args(%[[ACC:[^ ]*]] = %[[WZERO]]) -> (f64) {
 // CHECK:           arith.maximumf
-// CHECK:           math.exp
-// CHECK:           %[[LOG:.*]] = math.log
+// CHECK:           loop.for {{.*}} iter_args(%[[EACC:[^ ]*]] = %[[WZERO]]) -> (f64) {
+// CHECK:             %[[E:.*]] = math.exp %{{.*}} : f32
+// CHECK-NEXT:        %[[WE:.*]] = arith.extf %[[E]] : f32 to f64
+// CHECK-NEXT:        arith.addf %[[EACC]], %[[WE]] : f64
+// CHECK:           %[[WLOG:.*]] = math.log %{{.*}} : f64
+// CHECK-NEXT:      %[[LOG:.*]] = arith.truncf %[[WLOG]] : f64 to f32
 // CHECK:           %[[LBL:.*]] = memory.load %[[L]][%[[I]]] : memref<?xi32>
 // CHECK:           %[[OK:.*]] = arith.andi
-// CHECK:           %[[AT:.*]] = arith.select %[[OK]], %{{.*}}, %[[C0]] : index
-// CHECK:           memory.load %[[X]][%[[I]], %[[AT]]] : memref<?x10xf32>
-// CHECK:           %[[TERM:.*]] = arith.select %[[OK]], %{{.*}}, %[[ZERO]] : f32
-// CHECK:           %[[NEXT:.*]] = arith.addf %[[ACC]], %[[TERM]] : f32
-// CHECK:           loop.yield %[[NEXT]] : f32
-// CHECK:         %[[NEG:.*]] = arith.negf %[[SUM]] : f32
-// CHECK:         %[[LOSS:.*]] = arith.divf %[[NEG]], %{{.*}} : f32
+// CHECK-NEXT:      memory.check %[[OK]], %{{.*}}, %{{.*}}, %[[ST]] {code = 1 : i64, message = "'graph.cross_entropy' failed: label {value} is out of range for {bound} classes"} : memref<3xi64>
+// CHECK:           %[[PICK:.*]] = loop.if %[[OK]] -> (f32) {
+// CHECK-NEXT:        memory.load %[[X]][%[[I]], %{{.*}}] : memref<?x10xf32>
+// CHECK:           } else {
+// CHECK-NEXT:        loop.yield %[[ZERO]] : f32
+// CHECK:           %[[SHIFTED:.*]] = arith.subf %[[PICK]], %{{.*}} : f32
+// CHECK-NEXT:      %[[TERM:.*]] = arith.subf %[[SHIFTED]], %[[LOG]] : f32
+// CHECK:           %[[WTERM:.*]] = arith.extf %[[TERM]] : f32 to f64
+// CHECK:           %[[NEXT:.*]] = arith.addf %[[ACC]], %[[WTERM]] : f64
+// CHECK:           loop.yield %[[NEXT]] : f64
+// CHECK:         %[[NEG:.*]] = arith.negf %[[SUM]] : f64
+// CHECK:         %[[WLOSS:.*]] = arith.divf %[[NEG]], %{{.*}} : f64
+// CHECK:         %[[LOSS:.*]] = arith.truncf %[[WLOSS]] : f64 to f32
 // CHECK:         memory.store %[[LOSS]], %[[OUT]][] : memref<f32>
 func.func @ce(%x: tensor<?x10xf32>, %l: tensor<?xi32>) -> tensor<f32> {
   %0 = graph.cross_entropy %x, %l : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 
-// mse: a `loop.for` nest over the broadcast shape, the sum divided by the element count.
+// mse: a `loop.for` nest over the broadcast shape, the sum divided by the element count;
+// the operands are widened to f64, the difference squared and summed there, the mean rounded
+// once.
 
 // CHECK-LABEL: func.func @mse(
 // CHECK:         loop.for
 // CHECK:           loop.for
-// CHECK:             %[[D:.*]] = arith.subf
-// CHECK:             %[[SQ:.*]] = arith.mulf %[[D]], %[[D]] : f32
-// CHECK:             arith.addf %{{.*}}, %[[SQ]] : f32
-// CHECK:         arith.divf
+// CHECK:             %[[P:.*]] = arith.extf %{{.*}} : f32 to f64
+// CHECK:             %[[Q:.*]] = arith.extf %{{.*}} : f32 to f64
+// CHECK-NEXT:        %[[D:.*]] = arith.subf %[[P]], %[[Q]] : f64
+// CHECK-NEXT:        %[[SQ:.*]] = arith.mulf %[[D]], %[[D]] : f64
+// CHECK-NEXT:        arith.addf %{{.*}}, %[[SQ]] : f64
+// CHECK:         %[[M:.*]] = arith.divf %{{.*}} : f64
+// CHECK-NEXT:    arith.truncf %[[M]] : f64 to f32
 func.func @mse(%p: tensor<?x1xf32>, %q: tensor<3xf32>) -> tensor<f32> {
   %0 = graph.mse %p, %q : (tensor<?x1xf32>, tensor<3xf32>) -> tensor<f32>
   return %0 : tensor<f32>
@@ -58,43 +76,47 @@ func.func @hot(%l: tensor<?xi32>) -> tensor<?x4xf32> {
   return %0 : tensor<?x4xf32>
 }
 
-// gather: a negative index plus the row count; out of range reads as zero.
+// gather: a negative index plus the row count; one still out of range is recorded (the index
+// as given) and its row not read. Per index position, a parallel copy of the row.
 
 // CHECK-LABEL: func.func @gather(
-// CHECK-SAME:      %[[T:[^:]*]]: memref<?x8xf32>, %[[IDS:[^:]*]]: memref<?xi64>, %[[OUT:[^:]*]]: memref<?x8xf32>
+// CHECK-SAME:      %[[T:[^:]*]]: memref<?x8xf32>, %[[IDS:[^:]*]]: memref<?xi64>, %[[OUT:[^:]*]]: memref<?x8xf32> {graph.output = 0 : i64}, %[[ST:[^:]*]]: memref<3xi64> {graph.status})
 // CHECK:         %[[ROWS:.*]] = memory.dim %[[T]], 0
 // CHECK:         %[[N:.*]] = arith.index_cast %[[ROWS]] : index to i64
-// CHECK:         loop.parallel (%[[I:[^,]*]], %[[J:[^)]*]]) =
+// CHECK:         loop.parallel (%[[I:[^)]*]]) =
 // CHECK-NEXT:      %[[V:.*]] = memory.load %[[IDS]][%[[I]]] : memref<?xi64>
 // CHECK-NEXT:      %[[NEG:.*]] = arith.cmpi slt, %[[V]], %{{.*}} : i64
 // CHECK-NEXT:      %[[UP:.*]] = arith.addi %[[V]], %[[N]] : i64
 // CHECK-NEXT:      %[[W:.*]] = arith.select %[[NEG]], %[[UP]], %[[V]] : i64
 // CHECK:           %[[OK:.*]] = arith.andi
 // CHECK:           %[[ROW:.*]] = arith.select %[[OK]], %{{.*}}, %{{.*}} : index
-// CHECK-NEXT:      %[[E:.*]] = memory.load %[[T]][%[[ROW]], %[[J]]] : memref<?x8xf32>
-// CHECK-NEXT:      %[[R:.*]] = arith.select %[[OK]], %[[E]], %{{.*}} : f32
-// CHECK-NEXT:      memory.store %[[R]], %[[OUT]][%[[I]], %[[J]]] : memref<?x8xf32>
+// CHECK-NEXT:      memory.check %[[OK]], %[[V]], %[[N]], %[[ST]]
+// CHECK-NEXT:      loop.if %[[OK]] {
+// CHECK-NEXT:        loop.parallel (%[[J:[^)]*]]) =
+// CHECK-NEXT:          %[[E:.*]] = memory.load %[[T]][%[[ROW]], %[[J]]] : memref<?x8xf32>
+// CHECK-NEXT:          memory.store %[[E]], %[[OUT]][%[[I]], %[[J]]] : memref<?x8xf32>
 func.func @gather(%t: tensor<?x8xf32>, %i: tensor<?xi64>) -> tensor<?x8xf32> {
   %0 = graph.gather %t, %i : (tensor<?x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
 
 // scatter_add: dest copied into the result, then the index positions in order (a `loop.for`:
-// duplicates accumulate), each row's elements in parallel; a skipped update adds -0.0.
+// duplicates accumulate), each row's elements in parallel; an index out of range is recorded
+// and its update not added.
 
 // CHECK-LABEL: func.func @scatter(
-// CHECK-SAME:      %[[D:[^:]*]]: memref<?x8xf32>, %[[IDS:[^:]*]]: memref<?xi64>, %[[U:[^:]*]]: memref<?x8xf32>, %[[OUT:[^:]*]]: memref<?x8xf32>
-// CHECK-DAG:     %[[NZ:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK-SAME:      %[[D:[^:]*]]: memref<?x8xf32>, %[[IDS:[^:]*]]: memref<?xi64>, %[[U:[^:]*]]: memref<?x8xf32>, %[[OUT:[^:]*]]: memref<?x8xf32> {graph.output = 0 : i64}, %[[ST:[^:]*]]: memref<3xi64> {graph.status})
 // CHECK:         memory.copy %[[D]], %[[OUT]] : memref<?x8xf32> to memref<?x8xf32>
 // CHECK:         loop.for %[[P:[^ ]*]] =
 // CHECK:           %[[OK:.*]] = arith.andi
 // CHECK:           %[[ROW:.*]] = arith.select %[[OK]]
-// CHECK:           loop.parallel (%[[J:[^)]*]]) =
-// CHECK-NEXT:        %[[V:.*]] = memory.load %[[U]][%[[P]], %[[J]]] : memref<?x8xf32>
-// CHECK-NEXT:        %[[A:.*]] = arith.select %[[OK]], %[[V]], %[[NZ]] : f32
-// CHECK-NEXT:        %[[OLD:.*]] = memory.load %[[OUT]][%[[ROW]], %[[J]]] : memref<?x8xf32>
-// CHECK-NEXT:        %[[NEW:.*]] = arith.addf %[[OLD]], %[[A]] : f32
-// CHECK-NEXT:        memory.store %[[NEW]], %[[OUT]][%[[ROW]], %[[J]]] : memref<?x8xf32>
+// CHECK-NEXT:      memory.check %[[OK]], %{{.*}}, %{{.*}}, %[[ST]] {code = 1 : i64, message = "'graph.scatter_add' failed: index {value} is out of bounds for axis 0 with size {bound}"}
+// CHECK-NEXT:      loop.if %[[OK]] {
+// CHECK-NEXT:        loop.parallel (%[[J:[^)]*]]) =
+// CHECK-NEXT:          %[[OLD:.*]] = memory.load %[[OUT]][%[[ROW]], %[[J]]] : memref<?x8xf32>
+// CHECK-NEXT:          %[[V:.*]] = memory.load %[[U]][%[[P]], %[[J]]] : memref<?x8xf32>
+// CHECK-NEXT:          %[[NEW:.*]] = arith.addf %[[OLD]], %[[V]] : f32
+// CHECK-NEXT:          memory.store %[[NEW]], %[[OUT]][%[[ROW]], %[[J]]] : memref<?x8xf32>
 func.func @scatter(%d: tensor<?x8xf32>, %i: tensor<?xi64>, %u: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %0 = graph.scatter_add %d, %i, %u : (tensor<?x8xf32>, tensor<?xi64>, tensor<?x8xf32>) -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>

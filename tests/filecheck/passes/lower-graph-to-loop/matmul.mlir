@@ -1,6 +1,8 @@
 // RUN: irkit-opt %s -p lower-graph-to-loop | FileCheck %s
 
 // matmul: a `loop.parallel` over the result, a `loop.for` over K carrying the dot product.
+// f32 factors are widened to f64 (their product is exact there), the sum carried in f64 and
+// rounded once; integers stay in their type (and wrap).
 
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME:      %[[X:[^:]*]]: memref<?x784xf32>, %[[W:[^:]*]]: memref<784x10xf32>,
@@ -9,17 +11,19 @@
 // CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG:     %[[C10:.*]] = arith.constant 10 : index
 // CHECK-DAG:     %[[K:.*]] = arith.constant 784 : index
-// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
 // CHECK-DAG:     %[[N:.*]] = memory.dim %[[X]], 0 : memref<?x784xf32>
 // CHECK:         loop.parallel (%[[I:[^,)]*]], %[[J:[^,)]*]]) = (%[[C0]], %[[C0]]) to (%[[N]], %[[C10]]) step (%[[C1]], %[[C1]]) {
-// CHECK-NEXT:      %[[DOT:.*]] = loop.for %[[KV:[^ ]*]] = %[[C0]] to %[[K]] step %[[C1]] iter_args(%[[ACC:[^ ]*]] = %[[ZERO]]) -> (f32) {
+// CHECK-NEXT:      %[[DOT:.*]] = loop.for %[[KV:[^ ]*]] = %[[C0]] to %[[K]] step %[[C1]] iter_args(%[[ACC:[^ ]*]] = %[[ZERO]]) -> (f64) {
 // CHECK-NEXT:        %[[A:.*]] = memory.load %[[X]][%[[I]], %[[KV]]] : memref<?x784xf32>
 // CHECK-NEXT:        %[[B:.*]] = memory.load %[[W]][%[[KV]], %[[J]]] : memref<784x10xf32>
-// CHECK-NEXT:        %[[P:.*]] = arith.mulf %[[A]], %[[B]] : f32
-// CHECK-NEXT:        %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : f32
-// CHECK-NEXT:        loop.yield %[[S]] : f32
+// CHECK-NEXT:        %[[AB:.*]] = arith.mulf %[[A]], %[[B]] : f32
+// CHECK-NEXT:        %[[P:.*]] = arith.extf %[[AB]] : f32 to f64
+// CHECK-NEXT:        %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : f64
+// CHECK-NEXT:        loop.yield %[[S]] : f64
 // CHECK-NEXT:      }
-// CHECK-NEXT:      memory.store %[[DOT]], %[[OUT]][%[[I]], %[[J]]] : memref<?x10xf32>
+// CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[DOT]] : f64 to f32
+// CHECK-NEXT:      memory.store %[[R]], %[[OUT]][%[[I]], %[[J]]] : memref<?x10xf32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    return
 func.func @matmul(%x: tensor<?x784xf32>, %w: tensor<784x10xf32>) -> tensor<?x10xf32> {

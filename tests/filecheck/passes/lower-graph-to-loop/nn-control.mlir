@@ -19,15 +19,19 @@ func.func @pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
 
 // -----
 
-// A padded convolution reads a clamped index and selects 0 outside the input.
+// A padded convolution reads a clamped index and selects 0 outside the input. The products
+// are of f32 factors widened to f64 (exact) and summed in f64, rounded once.
 
 // CHECK-LABEL: func.func @conv(
 // CHECK:         loop.parallel
-// CHECK:           loop.for {{.*}} -> (f32)
+// CHECK:           loop.for {{.*}} -> (f64)
 // CHECK:             arith.minsi
 // CHECK:             memory.load
 // CHECK:             arith.select
-// CHECK:             arith.mulf
+// CHECK:             arith.mulf {{.*}} : f32
+// CHECK-NEXT:        arith.extf {{.*}} : f32 to f64
+// CHECK-NOT:         arith.mulf {{.*}} : f64
+// CHECK:           arith.truncf {{.*}} : f64 to f32
 func.func @conv(%x: tensor<1x1x4x4xf32>, %k: tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32> {
   %0 = graph.conv2d %x, %k {padding = array<i64: 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32>
   return %0 : tensor<1x1x4x4xf32>

@@ -1,0 +1,99 @@
+// RUN: irkit-opt %s -p lower-graph-to-loop | FileCheck %s
+// RUN: irkit-opt %s -p lower-graph-to-loop --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
+
+// Run-time checks: what the interpreter raises on (an index out of range, a split or reshape
+// whose sizes do not fit) becomes a `memory.check` at the graph op's location, writing the
+// status argument that the first check adds after every other (`{graph.status}`). Codes
+// count the function's checks from 1; the message is the interpreter's, with {value} and
+// {bound} for what the check records. Nothing is read out of range after a failed check.
+
+// Two checked ops: codes 1 and 2, one status argument, after the outputs; each check at its
+// op's line.
+// CHECK-LABEL: func.func @two(
+// CHECK-SAME:      %[[OUT1:[^:]*]]: memref<?x8xf32> {graph.output = 1 : i64}, %[[ST:[^:]*]]: memref<3xi64> {graph.status})
+// CHECK:         memory.check %{{.*}}, %{{.*}}, %{{.*}}, %[[ST]] {code = 1 : i64, message = "'graph.gather' failed: index {value} is out of bounds for axis 0 with size {bound}"} : memref<3xi64>
+// CHECK:         memory.check %{{.*}}, %{{.*}}, %{{.*}}, %[[ST]] {code = 2 : i64, message = "'graph.cross_entropy' failed: label {value} is out of range for {bound} classes"} : memref<3xi64>
+// CHECK-NOT:     memory.check
+// CHECK:         return
+// LOC-LABEL:     func.func @two(
+// LOC:           memory.check {{.*}} {code = 1 : i64, {{.*}} loc("checks.mlir":24:8)
+// LOC:           memory.check {{.*}} {code = 2 : i64, {{.*}} loc("checks.mlir":26:8)
+func.func @two(%t: tensor<?x8xf32>, %i: tensor<?xi32>, %x: tensor<?x4xf32>, %l: tensor<?xi32>)
+    -> (tensor<f32>, tensor<?x8xf32>) {
+  %0 = graph.gather %t, %i : (tensor<?x8xf32>, tensor<?xi32>) -> tensor<?x8xf32>
+       loc("checks.mlir":24:8)
+  %1 = graph.cross_entropy %x, %l : (tensor<?x4xf32>, tensor<?xi32>) -> tensor<f32>
+       loc("checks.mlir":26:8)
+  return %1, %0 : tensor<f32>, tensor<?x8xf32>
+}
+
+// Nothing to check (one_hot of an index out of range is a row of zeros; a split of a static
+// size the verifier checked): no status argument.
+// CHECK-LABEL: func.func @unchecked(
+// CHECK-SAME:      %{{[^:]*}}: memref<2x4xf32> {graph.output = 2 : i64})
+// CHECK-NOT:     memory.check
+// CHECK:         return
+func.func @unchecked(%l: tensor<?xi32>, %x: tensor<4x4xf32>)
+    -> (tensor<?x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %0 = graph.one_hot %l {depth = 3 : i64} : (tensor<?xi32>) -> tensor<?x3xf32>
+  %1:2 = graph.split %x {axis = 0 : i64, sections = 2 : i64} : (tensor<4x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+  return %0, %1#0, %1#1 : tensor<?x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// split into equal parts of a run-time size: the size must divide; the parts round down, so
+// the copies need no guard.
+// CHECK-LABEL: func.func @split_equal(
+// CHECK-SAME:      %[[X:[^:]*]]: memref<?x8xf32>, {{.*}}, %[[ST:[^:]*]]: memref<3xi64> {graph.status})
+// CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : index
+// CHECK:         %[[N:.*]] = memory.dim %[[X]], 0
+// CHECK:         %[[PART:.*]] = arith.divui %[[N]], %[[C3]] : index
+// CHECK-NEXT:    %[[REM:.*]] = arith.remui %[[N]], %[[C3]] : index
+// CHECK-NEXT:    %[[OK:.*]] = arith.cmpi eq, %[[REM]], %{{.*}} : index
+// CHECK-NEXT:    %[[NL:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK-NEXT:    %[[C3L:.*]] = arith.index_cast %[[C3]] : index to i64
+// CHECK-NEXT:    memory.check %[[OK]], %[[NL]], %[[C3L]], %[[ST]] {code = 1 : i64, message = "'graph.split' failed: array split does not result in an equal division (axis 0 of size {value} into {bound} sections)"}
+// CHECK-NOT:     loop.if
+// CHECK:         loop.parallel
+func.func @split_equal(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
+  %0:3 = graph.split %x {axis = 0 : i64, sections = 3 : i64} : (tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
+  return %0#0, %0#1, %0#2 : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// split into parts of run-time sizes: none negative and their sum the axis size, else the
+// copies (which would read past x) do not run.
+// CHECK-LABEL: func.func @split_sized(
+// CHECK:         %[[SUM:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK:         %[[EQ:.*]] = arith.cmpi eq, %[[SUM]], %{{.*}} : index
+// CHECK-NEXT:    %[[OK:.*]] = arith.andi %{{.*}}, %[[EQ]] : i1
+// CHECK:         memory.check %[[OK]], %{{.*}}, %{{.*}}, %{{.*}} {code = 1 : i64, message = "'graph.split' failed: part sizes (adding up to {value}) do not add up to the axis size {bound}"}
+// CHECK-NEXT:    loop.if %[[OK]] {
+// CHECK-NEXT:      loop.parallel
+// CHECK:           loop.parallel
+func.func @split_sized(%x: tensor<?x2xf32>, %m: tensor<i64>, %n: tensor<i64>) -> (tensor<?x2xf32>, tensor<?x2xf32>) {
+  %0:2 = graph.split %x, %m, %n {axis = 0 : i64, sections = 2 : i64} : (tensor<?x2xf32>, tensor<i64>, tensor<i64>) -> (tensor<?x2xf32>, tensor<?x2xf32>)
+  return %0#0, %0#1 : tensor<?x2xf32>, tensor<?x2xf32>
+}
+
+// reshape to a static shape from a run-time size: the element counts must agree, and the
+// copy (which would read past x when x is smaller) runs only then.
+// CHECK-LABEL: func.func @reshape_static(
+// CHECK-SAME:      %[[X:[^:]*]]: memref<?x4xf32>, {{.*}}, %[[ST:[^:]*]]: memref<3xi64> {graph.status})
+// CHECK:         %[[N:.*]] = memory.dim %[[X]], 0
+// CHECK:         %[[OK:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK:         memory.check %[[OK]], %{{.*}}, %{{.*}}, %[[ST]] {code = 1 : i64, message = "'graph.reshape' failed: cannot reshape array of size {value} into shape (2, 4) of {bound} elements"}
+// CHECK-NEXT:    loop.if %[[OK]] {
+// CHECK-NEXT:      loop.parallel
+func.func @reshape_static(%x: tensor<?x4xf32>) -> tensor<2x4xf32> {
+  %0 = graph.reshape %x {shape = array<i64: 2, 4>} : (tensor<?x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// reshape with an inferred -1: the count must divide; the result rounds down, no guard.
+// CHECK-LABEL: func.func @reshape_inferred(
+// CHECK:         memory.check %{{.*}} {code = 1 : i64, message = "'graph.reshape' failed: cannot reshape array of size {value} into shape (-1, 3)"}
+// CHECK-NOT:     loop.if
+// CHECK:         loop.parallel
+func.func @reshape_inferred(%x: tensor<?x4xf32>) -> tensor<?x3xf32> {
+  %0 = graph.reshape %x {shape = array<i64: -1, 3>} : (tensor<?x4xf32>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
