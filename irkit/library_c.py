@@ -100,11 +100,25 @@ class _Arg:
         return f"{_c_type(self.type)}{self.c_name}"
 
 
+def _output_sizes(mod: Operation) -> dict[str, list[tuple[int, int]]]:
+    """function name -> the (output k, axis a) pairs its sizes function (`<fn>_output_sizes`,
+    passes/lower_graph/output_sizes.py) writes, in order."""
+    from irkit.passes.lower_graph.output_sizes import AXES_ATTR, OF_ATTR
+    out = {}
+    for fn in mod.regions[0].blocks[0].ops:
+        if fn.name == "func.func" and OF_ATTR in fn.attributes:
+            last = fn.properties["arg_attrs"][-1].value[AXES_ATTR]
+            out[fn.attributes[OF_ATTR].value] = [(p[0].value, p[1].value) for p in last]
+    return out
+
+
 def _functions(mod: Operation) -> list[tuple[str, list[_Arg]]]:
-    """(name, arguments) of every function of a lowered model that has a body."""
+    """(name, arguments) of every function of a lowered model that has a body (a sizes
+    function is not one: it goes with the function it serves, see `_output_sizes`)."""
+    from irkit.passes.lower_graph.output_sizes import OF_ATTR
     out = []
     for fn in mod.regions[0].blocks[0].ops:
-        if fn.name != "func.func" or not fn.regions[0].blocks:
+        if fn.name != "func.func" or not fn.regions[0].blocks or OF_ATTR in fn.attributes:
             continue
         attrs = fn.properties.get("arg_attrs")
         args = []
@@ -167,7 +181,7 @@ def _check_symbols(lowered: dict[str, Operation]) -> None:
         names = [(f"{model}_{api}", "the variable API") for api in _VARIABLE_API]
         for fname, _ in _functions(mod):
             names += [(f"{model}_{fname}{s}", f"function @{fname} of model {model}")
-                      for s in ("", "_checked", "_run")]
+                      for s in ("", "_checked", "_run", "_output_sizes")]
         for sym, what in names:
             if sym in seen:
                 raise BackendError(f"the C symbol {sym} would be both {seen[sym]} and "
@@ -213,9 +227,30 @@ int {m}_set_variable(const char *name, const void *src, int64_t nbytes);
 """
 
 
-def _function_doc(model: str, fname: str, args: list[_Arg], descs: dict) -> list[str]:
-    """The header's comment block and three prototypes of one function."""
+def _sizes_doc(model: str, fname: str, args: list[_Arg], pairs: list[tuple[int, int]],
+               descs: dict) -> list[str]:
+    """The header's comment block and prototype of a function's sizes function."""
+    descs["irkit_memref_i64_1d"] = ("i64", 1)
+    outs = {int(a.role.split()[1]): a for a in args if a.role.startswith("output")}
+    inputs = [a for a in args if a.role == "input"]
+    lines = [f"/* {model}_{fname}_output_sizes: the sizes that {model}_{fname}'s outputs "
+             "must have on", " * the axes below, for inputs of these sizes (only their "
+             "sizes are read): allocate", f" * the outputs with them. sizes has {len(pairs)} "
+             "elements; sizes[j] is"]
+    lines += [f" *   j = {j}: output {k} {outs[k].name}, axis {a}" for j, (k, a) in
+              enumerate(pairs)]
+    lines.append(" * The _checked and _run entry points call it and compare. */")
+    params = ", ".join([a.param for a in inputs] + ["irkit_memref_i64_1d *sizes"])
+    return lines + [f"void {model}_{fname}_output_sizes({params});", ""]
+
+
+def _function_doc(model: str, fname: str, args: list[_Arg], descs: dict,
+                  sizes: list[tuple[int, int]] | None = None) -> list[str]:
+    """The header's comment block and three prototypes of one function (and its sizes
+    function's, when it has one)."""
     from irkit.types import MemRefType
+    sized = {(int(a.role.split()[1]), k) for a in args if a.role.startswith("output")
+             for k in range(len(a.type.shape))} & set(sizes or ())
     lines = [f"/* {model}_{fname}: call with, in this order:"]
     for a in args:
         t = a.type
@@ -225,8 +260,15 @@ def _function_doc(model: str, fname: str, args: list[_Arg], descs: dict) -> list
         dims = ([x.value for x in d["graph.dims"]] if "graph.dims" in d else
                 ["?" if s is None else s for s in t.shape])
         dims_s = "[" + ", ".join(map(str, dims)) + "]"
-        if a.role.startswith("output") and "graph.dims" not in d and None in t.shape:
-            dims_s += " (shape not derived: see the function's IR)"
+        if a.role.startswith("output") and None in t.shape:
+            k = int(a.role.split()[1])
+            free = [x for x, dim in enumerate(dims) if not isinstance(dim, (int, str))
+                    or dim == "?"]
+            if free and all((k, x) in sized for x in free):
+                dims_s += f" (the ? sizes: {model}_{fname}_output_sizes)"
+            elif free:
+                dims_s += (" (shape not derived, it depends on the data: only the plain "
+                           "entry point runs it)")
         shown = a.name if a.c_name == a.name else f"{a.name} (parameter {a.c_name})"
         lines.append(f" *   {a.role:<9} {shown}: {t.element}{dims_s}")
     lines.append(" * Outputs are allocated by the caller with the shapes above and are "
@@ -249,6 +291,8 @@ def _function_doc(model: str, fname: str, args: list[_Arg], descs: dict) -> list
               f"/* {model}_{fname}_checked on the library's variables ({variables}): pass "
               "the inputs\n * and outputs only, in the order above (no status). */",
               f"int {model}_{fname}_run({run_params});", ""]
+    if sizes:
+        lines += _sizes_doc(model, fname, args, sizes, descs)
     return lines
 
 
@@ -279,8 +323,9 @@ def c_header(lowered: dict[str, Operation], guard: str = "IRKIT_MODEL_H",
             body.append(f" *   {v.name}: {v.type_text} ({v.nbytes} bytes), {v.initializer}")
         body.append(" */")
         body.append(_VARIABLE_API_DOC.format(m=model))
+        sizes = _output_sizes(mod)
         for fname, args in _functions(mod):
-            body.extend(_function_doc(model, fname, args, descs))
+            body.extend(_function_doc(model, fname, args, descs, sizes.get(fname)))
     out = ["/* Generated by irkit-compile: the C interface of the models in this library. */",
            f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "",
            _HEADER_INTRO, "", "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
@@ -436,10 +481,16 @@ def _variable_storage(model: str, variables: list[_Variable]) -> list[str]:
     return out
 
 
-def _checks(name: str, args: list[_Arg]) -> list[str]:
-    """The C statements of `<name>_checked` that validate every descriptor argument."""
+def _checks(name: str, args: list[_Arg],
+            sizes: list[tuple[int, int]] | None = None) -> list[str]:
+    """The C statements of `<name>_checked` that validate every descriptor argument: null
+    buffers, static sizes, symbols that must agree, contiguity; then the outputs' `?`
+    sizes that no symbol names against what the sizes function computes (`sizes`: its
+    (output, axis) pairs), and a refusal where neither gives one (a size that depends on
+    the data): nothing could tell a buffer too small, which the call would write past."""
     from irkit.types import MemRefType
     checks, symbols = [], {}
+    sizes = sizes or []
     for a in args:
         p, t = a.c_name, a.type
         if not isinstance(t, MemRefType):
@@ -471,7 +522,34 @@ def _checks(name: str, args: list[_Arg]) -> list[str]:
                           f"IRKIT_FAIL(\"{name}: argument '{p}' is not contiguous row-major "
                           f"(axis {k})\");")
             stride = f"{stride} * {p}->sizes[{k}]"
-    return checks
+    return checks + _output_size_checks(name, args, sizes)
+
+
+def _output_size_checks(name: str, args: list[_Arg], sizes: list[tuple[int, int]]) -> list[str]:
+    """See `_checks`: the sizes function's call and comparisons, and the refusals."""
+    outs = {int(a.role.split()[1]): a for a in args if a.role.startswith("output")}
+    lines = []
+    if sizes:
+        inputs = ", ".join([a.c_name for a in args if a.role == "input"] + ["&irkit_os_d"])
+        lines += [f"  int64_t irkit_os[{len(sizes)}];",
+                  f"  irkit_memref_i64_1d irkit_os_d = {{irkit_os, irkit_os, 0, "
+                  f"{{{len(sizes)}}}, {{1}}}};",
+                  f"  {name}_output_sizes({inputs});"]
+    for j, (k, axis) in enumerate(sizes):
+        p = outs[k].c_name
+        lines.append(f"  if ({p}->sizes[{axis}] != irkit_os[{j}]) IRKIT_FAIL(\"{name}: "
+                     f"output '{p}' axis {axis} is %lld, the inputs give %lld\", "
+                     f"(long long){p}->sizes[{axis}], (long long)irkit_os[{j}]);")
+    for k, a in outs.items():
+        dims = [x.value for x in a.attrs["graph.dims"]] if "graph.dims" in a.attrs else None
+        for axis, d in enumerate(a.type.shape):
+            named = dims is not None and isinstance(dims[axis], str) and dims[axis] != "?"
+            if d is None and not named and (k, axis) not in sizes:
+                lines.append(f"  IRKIT_FAIL(\"{name}: the size of output '{a.name}' (axis "
+                             f"{axis}) depends on the data, so this entry point cannot check "
+                             f"its buffer; call {name} with one of the size the model "
+                             f"gives\");")
+    return lines
 
 
 #: how `_checked` reports a run-time error (`memory.check`): from a table of the sites
@@ -591,6 +669,7 @@ def c_source(lowered: dict[str, Operation], header: str, fingerprint: str = "") 
         variables = _variables(mod)
         out += [f"/* ---- model {model} ---- */", *_variable_storage(model, variables),
                 _MODEL_API.format(m=model)]
+        sizes = _output_sizes(mod)
         for fname, args in _functions(mod):
             name = f"{model}_{fname}"
             given = [a for a in args if a.role != "status"]
@@ -598,7 +677,7 @@ def c_source(lowered: dict[str, Operation], header: str, fingerprint: str = "") 
             if status:
                 out += _sites(name, mod, fname)
             out.append(f"int {name}_checked({', '.join(a.param for a in given) or 'void'}) {{")
-            out += _checks(name, given)
+            out += _checks(name, given, sizes.get(fname))
             if status:
                 out += _STATUS_CALL.format(name=name, args=", ".join(
                     "&irkit_status" if a.role == "status" else a.c_name

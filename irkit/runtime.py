@@ -44,7 +44,9 @@ from irkit.model import DERIVATIVES_PIPELINE as DEV_DERIVATIVES_PIPELINE, has_de
 #: that of switch/merge joins values across branches and cannot be raised afterwards.
 DERIVATIVES_PIPELINE = f"graph-raise-control-flow,{DEV_DERIVATIVES_PIPELINE}"
 #: then lowered and tidied (raising again for a module without derivatives)
-LOWERING_PIPELINE = "graph-raise-control-flow,lower-graph-to-loop,canonicalize,cse"
+#: (with each function's `<name>_output_sizes`, which libraries export for C callers)
+LOWERING_PIPELINE = ("graph-raise-control-flow,lower-graph-to-loop{output-sizes=true},"
+                     "canonicalize,cse")
 #: then each function's temporaries placed in one arena (`--emit=memory` and what is compiled)
 PLANNING_PIPELINE = "plan-memory,canonicalize,cse"
 
@@ -429,7 +431,8 @@ class CompiledRunner:
         self._shape_cache: dict = {}
         self.entries = {}
         for fn in lowered.regions[0].blocks[0].ops:
-            if fn.name == "func.func" and fn.regions[0].blocks:
+            if fn.name == "func.func" and fn.regions[0].blocks \
+                    and "graph.output_sizes_of" not in fn.attributes:
                 e = Entry(fn)
                 self.entries[e.name[len(prefix):] if prefix else e.name] = e
         self.functions = functions      # entry name -> JitFunction

@@ -17,6 +17,7 @@ from irkit.dialects import loop as _loop, memory as _memory  # noqa: F401  (ops 
 from irkit.dialects.graph import VariableOp
 from irkit.passes.lower_graph import LOWERINGS, FunctionLowering, LoweringError
 from irkit.passes.lower_graph.core import is_tensor
+from irkit.passes.lower_graph.output_sizes import output_sizes_function
 
 
 def _is_graph_function(f: Operation) -> bool:
@@ -70,7 +71,10 @@ class LowerGraphToLoop(Pass):
 
     Options: `parallel=false` makes every loop a `loop.for` (for backends without threads,
     or to read the IR in program order); `max-constant-elements` bounds the non-splat
-    constants stored element by element; `keep-variables` keeps the declarations.
+    constants stored element by element; `keep-variables` keeps the declarations;
+    `output-sizes` adds, after each function whose outputs have `?` sizes, a function
+    `<name>_output_sizes` that computes them from the inputs' sizes
+    (`lower_graph/output_sizes.py`), which libraries export and check outputs with.
     """
 
     name = "lower-graph-to-loop"
@@ -78,6 +82,7 @@ class LowerGraphToLoop(Pass):
     parallel: bool = True
     max_constant_elements: int = 256
     keep_variables: bool = False
+    output_sizes: bool = False
 
     #: op name -> lowering rule (`irkit-opt --describe` lists the entry of an op)
     lowerings = LOWERINGS
@@ -93,7 +98,11 @@ class LowerGraphToLoop(Pass):
                                         f"'@{symbol_name(callee)}' is a graph function whose "
                                         "signature changes", call.location)
         for f in funcs:
-            FunctionLowering(f, _variables_of(f), self.parallel, self).run()
+            lowering = FunctionLowering(f, _variables_of(f), self.parallel, self)
+            lowering.run()
+            sizes = output_sizes_function(lowering) if self.output_sizes else None
+            if sizes is not None:
+                f.parent.insert_after(f, sizes)
         if not self.keep_variables:
             _move_variables_to_attributes(op)
 

@@ -155,6 +155,8 @@ class FunctionLowering:
         self.out_for: dict[Value, Value] = {}
         #: fresh buffers this function allocated, by the value they hold
         self.owned: dict[Value, Value] = {}
+        #: output buffer -> the sizes its value was computed with (`output_sizes.py`)
+        self.output_sizes: dict[Value, list[Value]] = {}
         self._consts: dict = {}
         self._last_const: Operation | None = None
         self._dims: dict = {}
@@ -355,6 +357,7 @@ class FunctionLowering:
         out = self.out_for.get(result)
         if out is not None:
             buf = out
+            self.output_sizes.setdefault(out, list(sizes))
         else:
             buf = self.temp(buffer_type(result.type, result.owner), sizes)
             self.owned[result] = buf

@@ -307,7 +307,9 @@ def test_compile_pipeline_is_numerically_verified_pass_by_pass(data):
     pm = PassManager.parse(f"{DERIVATIVES_PIPELINE},{LOWERING_PIPELINE},{PLANNING_PIPELINE}")
     pm.add_instrumentation(NumericCheckInstrumentation(checker))
     pm.run(module)                     # NumericMismatchError names the first pass that differs
-    assert checker.checked == ["rand::forward"], (checker.skipped, source)
+    # the sizes function of an output with `?` sizes (lower_graph/output_sizes.py) too
+    assert checker.checked[0] == "rand::forward", (checker.skipped, source)
+    assert set(checker.checked) <= {"rand::forward", "rand::forward_output_sizes"}, source
 
 
 def test_unlowered_ops_are_reported_not_miscompiled():

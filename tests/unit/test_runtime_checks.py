@@ -333,3 +333,89 @@ def test_c_checked_and_run_report_run_time_errors(tmp_path, case):
     assert proc.returncode == 0, proc.stderr
     want = f"1|{model}_forward: {tmp_path / name}:{message.split(':', 1)[1]}"
     assert proc.stdout.splitlines() == [want, want]
+
+
+SLICE = """\
+model sl {
+  input x: f32[N]
+  y = concat([x, x[1:]])
+  output y
+}
+"""
+
+_SLICE_MAIN = r"""#include <stdio.h>
+#include "sl.h"
+static float x_data[5] = {1, 2, 3, 4, 5};
+static float y_data[16];
+int main(void) {
+  irkit_memref_f32_1d x = {x_data, x_data, 0, {5}, {1}};
+  int64_t n[1] = {-1};
+  irkit_memref_i64_1d sizes = {n, n, 0, {1}, {1}};
+  sl_forward_output_sizes(&x, &sizes);
+  printf("%lld\n", (long long)n[0]);
+  irkit_memref_f32_1d small = {y_data, y_data, 0, {4}, {1}};
+  int rc = sl_forward_checked(&x, &small);
+  printf("%d|%s\n", rc, irkit_last_error());
+  irkit_memref_f32_1d y = {y_data, y_data, 0, {n[0]}, {1}};
+  rc = sl_forward_checked(&x, &y);
+  printf("%d|", rc);
+  for (int64_t i = 0; i < n[0]; i++) printf("%g ", y_data[i]);
+  printf("\n");
+  return 0;
+}
+"""
+
+
+def test_c_output_sizes_no_symbol_names_are_computed_and_checked(tmp_path):
+    """`concat([x, x[1:]])` has 2N - 1 rows, which no symbol of the header names: the
+    library exports `sl_forward_output_sizes`, which gives it from x's size alone, and the
+    checked entry point refuses a buffer of another size instead of writing past it."""
+    cc = find_c_compiler()
+    if cc is None:
+        pytest.skip("no C compiler")
+    path = tmp_path / "sl.irk"
+    path.write_text(SLICE)
+    so = tmp_path / "sl.so"
+    assert compile_main([str(path), "-o", str(so)]) == 0
+    header = (tmp_path / "sl.h").read_text()
+    assert "output 0  y: f32[?] (the ? sizes: sl_forward_output_sizes)" in header
+    (tmp_path / "main.c").write_text(_SLICE_MAIN)
+    exe = tmp_path / "main"
+    proc = subprocess.run([cc, "-std=c11", "-Wall", "-Werror", f"-I{tmp_path}",
+                           str(tmp_path / "main.c"), str(so), "-o", str(exe),
+                           f"-Wl,-rpath,{tmp_path}"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = subprocess.run([str(exe)], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    x = np.arange(1, 6, dtype=np.float32)
+    want = np.concatenate([x, x[1:]])
+    assert lines[0] == str(want.size)
+    assert lines[1] == "1|sl_forward: output 'y' axis 0 is 4, the inputs give 9"
+    assert lines[2] == "0|" + "".join(f"{v:g} " for v in want)
+
+
+def test_c_output_whose_size_depends_on_the_data_is_refused_by_the_checked_entry(tmp_path):
+    """Which branch runs decides the size: no function of the inputs' sizes gives it, so
+    the header says so and `_checked` refuses (before writing anything) rather than risk
+    a buffer too small."""
+    cc = find_c_compiler()
+    if cc is None:
+        pytest.skip("no C compiler")
+    path = tmp_path / "rg.irk"
+    path.write_text("model rg {\n  input x: f32[N]\n"
+                    "  y = if sum(x) > 0.0 { x[1:] } else { x[2:] }\n  output y\n}\n")
+    assert compile_main([str(path), "-o", str(tmp_path / "rg.so")]) == 0
+    header = (tmp_path / "rg.h").read_text()
+    assert "y: f32[?] (shape not derived, it depends on the data" in header
+    assert "rg_forward_output_sizes" not in header
+    (tmp_path / "main.c").write_text(
+        '#include <stdio.h>\n#include "rg.h"\nstatic float d[8];\nint main(void) {\n'
+        "  irkit_memref_f32_1d x = {d, d, 0, {4}, {1}}, y = {d + 4, d + 4, 0, {3}, {1}};\n"
+        '  int rc = rg_forward_checked(&x, &y);\n  printf("%d|%s\\n", rc, irkit_last_error());\n'
+        "  return 0;\n}\n")
+    exe = tmp_path / "main"
+    subprocess.run([cc, "-std=c11", f"-I{tmp_path}", str(tmp_path / "main.c"),
+                    str(tmp_path / "rg.so"), "-o", str(exe), f"-Wl,-rpath,{tmp_path}"],
+                   check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("1|rg_forward: the size of output 'y' (axis 0) depends on the data")
