@@ -61,7 +61,6 @@ import math
 import multiprocessing as mp
 import os
 import re
-import signal
 import sys
 import tempfile
 import time
@@ -683,17 +682,8 @@ def _run_program(pid, case, name, interp, compiled, out) -> None:
 _HEAD = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+): error: ", re.M)
 
 
-@contextlib.contextmanager
-def _alarm(seconds: int):
-    def on_alarm(signum, frame):
-        raise TimeoutError(f"took more than {seconds} s")
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+#: a TimeoutError after that many seconds (the corruption test's guard against a hang)
+_alarm = tcorr.time_limit
 
 
 def _run_mutants(task: dict, batch, interp, out: dict, tmp: Path) -> None:

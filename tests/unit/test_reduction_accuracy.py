@@ -18,7 +18,8 @@ and promise more, checked where the terms are the inputs themselves: about one f
 * sum|x|, which a sequential float64 sum fails on the data below.
 
 Models are compiled once per module (one file of models, one JIT per model and one `.so` for
-them all) and shared by every size; only sum, mean and mse go to 3*10^7 and 10^7 elements.
+them all) and shared by every size; every op is tried on at least 10^7 terms (sum and mean
+on 3*10^7), except the average pool over a 1024x1024 window.
 """
 
 from __future__ import annotations
@@ -233,7 +234,7 @@ def _logits(shape, seed=0):
     return (np.random.default_rng(seed).integers(-512, 512, shape) / 64).astype(np.float32)
 
 
-@pytest.mark.parametrize("shape", [(3, 10), (2, 2**20)])
+@pytest.mark.parametrize("shape", [(3, 10), (1, 10**7)])
 def test_softmax_and_log_softmax(compiled, shape):
     x = _logits(shape)
     n = shape[1]
@@ -248,7 +249,7 @@ def test_softmax_and_log_softmax(compiled, shape):
     within(out["l"], lsm, n, 1 + np.abs(lsm), "log_softmax")
 
 
-@pytest.mark.parametrize("shape", [(5, 7), (2**18, 4), (2, 2**20)])
+@pytest.mark.parametrize("shape", [(5, 7), (2_500_000, 4), (1, 10**7)])
 def test_cross_entropy(compiled, shape):
     b, c = shape
     x = _logits(shape, seed=1)
@@ -282,7 +283,7 @@ def test_mse(compiled, n):
     within(out["loss"], sq.mean(), n, sq.mean(), "mse")      # positive terms: sum|t| = sum
 
 
-@pytest.mark.parametrize("d", [16, 2**20])
+@pytest.mark.parametrize("d", [16, 10**7])
 def test_layernorm_long_axis(compiled, d):
     """The mean is a sum/d: its error, at most C*log2(d)*eps32*mean|x|, reaches y divided by
     the standard deviation; the variance and the elementwise steps add a relative error."""
@@ -299,8 +300,8 @@ def test_layernorm_long_axis(compiled, d):
 
 
 def test_batchnorm_and_its_gradients(compiled):
-    """sum(batchnorm(x)) and its gradient in gamma are sums over 2^20 and 2^19 elements."""
-    n = 2**15
+    """sum(batchnorm(x)) and its gradient in gamma are sums over 10^7 and 5*10^6 elements."""
+    n = 312_500
     x = (1 + np.random.default_rng(5).random((n, 2, 4, 4))).astype(np.float32)
     r = 1 / np.sqrt(1.0 + 1e-5)
     c = x.astype(np.float64) - 0.5
@@ -315,7 +316,7 @@ def test_batchnorm_and_its_gradients(compiled):
 # ----- matmul, conv2d, avg_pool2d ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("k", [5, 2**20])
+@pytest.mark.parametrize("k", [5, 10**7])
 def test_matmul_long_k(compiled, k):
     rng = np.random.default_rng(k)
     a, b = rng.random((2, k)).astype(np.float32), rng.random((k, 3)).astype(np.float32)
@@ -325,16 +326,16 @@ def test_matmul_long_k(compiled, k):
 
 
 def test_conv2d_and_its_filter_gradient(compiled):
-    """A 1x1 convolution over 2^17 channels (one dot product), and the gradient of
-    sum(conv2d(x, k)) in the 1x1 kernel k: a sum over a 1024x1024 image."""
-    c = 2**17
+    """A 1x1 convolution over 10^7 channels (one dot product), and the gradient of
+    sum(conv2d(x, k)) in the 1x1 kernel k: a sum over a 3200x3200 image (10^7 pixels)."""
+    c = 10**7
     rng = np.random.default_rng(7)
     x = rng.random((1, c, 1, 1)).astype(np.float32)
     w = rng.random((1, c, 1, 1)).astype(np.float32)
     prod = x.astype(np.float64).ravel() * w.ravel()
     out = compiled("conv").forward(x=x, w=w)
     within(out["y"].ravel(), prod.sum(), c, prod.sum(), "conv2d")
-    image = (0.1 + 0.01 * rng.random((1, 1, 1024, 1024))).astype(np.float32)
+    image = (0.1 + 0.01 * rng.random((1, 1, 3200, 3200))).astype(np.float32)
     out = compiled("conv").forward(x=image, w=np.ones((1, 1, 1, 1), np.float32))
     total = image.astype(np.float64).sum()
     within(out["loss"], total, image.size, total, "sum(conv2d)")
