@@ -166,6 +166,16 @@ def norm_axis(axis: int, rank: int) -> int:
     return axis % rank if rank else 0
 
 
+def wide_sum(x: np.ndarray, axis=None, keepdims: bool = False) -> np.ndarray:
+    """The sum of `x` over `axis` as the compiled code computes it: floats in float64 (then
+    rounded once by the caller, after a division or a log), integers in their own type
+    (wrapping). numpy sums float32 pairwise only along the contiguous axis; along another
+    one it adds row by row in float32, which at 10^5 terms is off by 10^-4 relative, where
+    float64 is off by 10^-11 (passes/lower_graph/accumulate.py states the bound)."""
+    dtype = np.float64 if x.dtype.kind == "f" else x.dtype
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
+
+
 def is_float(t: Type) -> bool:
     return isinstance(t, FloatType)
 

@@ -28,7 +28,7 @@ from irkit.opdef import AnyTensor, Operand, Pure, Result
 from irkit.rewrite import PatternRewriter, RewritePattern
 from irkit.dialects.graph import (
     GraphOp, IntProp, ShapeError, TensorSpec, broadcast_shapes, graph, is_float, is_int,
-    require_float, same_dtype, unify_dim,
+    require_float, same_dtype, unify_dim, wide_sum,
 )
 from irkit.dialects.graph_reduce import _axis, _count, _replace_with
 
@@ -50,7 +50,7 @@ def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)    # initial: an empty axis
     m = np.where(np.isfinite(m), m, x.dtype.type(0))
     s = x - m
-    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True, dtype=x.dtype))
+    return s - np.log(wide_sum(np.exp(s), axis, keepdims=True)).astype(x.dtype)
 
 
 class _AxisFloatOp(GraphOp):
@@ -120,7 +120,7 @@ class SoftmaxOp(_AxisFloatOp):
         axis = self.props()["axis"] % x.ndim
         m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)    # an empty axis: empty
         e = np.exp(x - np.where(np.isfinite(m), m, x.dtype.type(0)))
-        return np.asarray(e / np.sum(e, axis=axis, keepdims=True, dtype=x.dtype), x.dtype)
+        return np.asarray(e / wide_sum(e, axis, keepdims=True).astype(x.dtype), x.dtype)
 
 
 @graph.op
@@ -214,9 +214,9 @@ class CrossEntropyOp(GraphOp):
                                  f"classes")
             picked = lsm[np.arange(batch), labels.astype(np.intp)]
         else:
-            picked = np.sum(labels * lsm, axis=1, dtype=logits.dtype)
+            picked = wide_sum(labels * lsm, 1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            loss = -np.sum(picked, dtype=logits.dtype) / logits.dtype.type(batch)
+            loss = -wide_sum(picked) / batch
         return np.asarray(loss, logits.dtype)
 
     # Derivatives. With B the batch size, p = softmax(logits) and l = log_softmax(logits):
@@ -295,9 +295,10 @@ class MseOp(GraphOp):
         return [TensorSpec((), t)]
 
     def evaluate(self, pred, target):
-        d = pred - target
+        wide = np.float64 if np.result_type(pred, target).kind == "f" else None
+        d = np.subtract(pred, target, dtype=wide)      # as compiled: the difference in f64
         with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.sum(d * d, dtype=d.dtype) / d.dtype.type(d.size)
+            r = wide_sum(d * d) / d.size
         return np.asarray(r, pred.dtype)
 
     # With d = pred - target (broadcast) and n its element count, d loss = 2/n sum(d * dd):

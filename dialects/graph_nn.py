@@ -27,7 +27,7 @@ from irkit.autodiff import Linear
 from irkit.opdef import AnyTensor, Operand, Pure, Result, lookup_op
 from irkit.dialects.graph import (
     Dim, FloatProp, GraphOp, IntProp, IntsProp, ShapeError, TensorSpec, graph, is_float,
-    norm_axis, same_dtype, unify_dim,
+    norm_axis, same_dtype, unify_dim, wide_sum,
 )
 
 _TRAITS = (Pure(),)
@@ -548,8 +548,11 @@ class LayerNormOp(GraphOp):
         props = self.props()
         axis = norm_axis(props["axis"], x.ndim)
         eps = x.dtype.type(props["epsilon"])
-        centered = x - x.mean(axis=axis, keepdims=True)
-        var = (centered * centered).mean(axis=axis, keepdims=True)
+        n = x.shape[axis]
+        with np.errstate(invalid="ignore", divide="ignore"):   # float sums wide, as compiled
+            mean = (wide_sum(x, axis, keepdims=True) / n).astype(x.dtype)
+            centered = x - mean
+            var = (wide_sum(centered * centered, axis, keepdims=True) / n).astype(x.dtype)
         y = centered / np.sqrt(var + eps) * _along(gamma, axis, x.ndim) \
             + _along(beta, axis, x.ndim)
         return np.asarray(y, dtype=x.dtype)

@@ -34,7 +34,7 @@ from irkit.rewrite import PatternRewriter, RewritePattern
 from irkit.types import I1, I64, RankedTensorType
 from irkit.dialects.graph import (
     BoolProp, ConstantOp, GraphOp, IntProp, IntsProp, ShapeError, TensorSpec, graph, is_float,
-    require_float,
+    require_float, wide_sum,
 )
 
 _TRAITS = (Pure(),)
@@ -281,7 +281,7 @@ class ReduceSumOp(ReduceOp):
 
     @staticmethod
     def _kernel(x, axis, keepdims):
-        return np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+        return np.asarray(wide_sum(x, axis, keepdims), x.dtype)
 
 
 @graph.op
@@ -309,9 +309,9 @@ class ReduceMeanOp(ReduceOp):
     @staticmethod
     def _kernel(x, axis, keepdims):
         n = x.size if axis is None else int(np.prod([x.shape[a] for a in axis]))
-        total = np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+        total = wide_sum(x, axis, keepdims)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return total / x.dtype.type(n)
+            return np.asarray(total / n, x.dtype)
 
 
 class _ExtremumOp(ReduceOp):
