@@ -473,7 +473,7 @@ class CompiledRunner:
         bound = bind_dims(e.inputs, arrays)
         shapes = self._output_shapes(name, e, arrays, bound, fn_name)
         outs = [np.empty(shape, _storage(e.outputs[k][2])) for k, shape in enumerate(shapes)]
-        status = np.zeros(3, np.int64)
+        status = np.zeros(3, np.int64) if ("status", None) in e.order else None
         args = []
         for kind, key in e.order:
             if kind == "in":
@@ -485,7 +485,7 @@ class CompiledRunner:
             else:
                 args.append(status)
         self.functions[name](*args)
-        if status[0]:
+        if status is not None and status[0]:
             raise e.run_time_error(status, fn_name)
         return dict(zip(e.output_names, outs))
 
@@ -494,14 +494,14 @@ def _load_source(location) -> None:
     """Make the model file a location points into known to the diagnostics, when it is on
     disk and not known yet (a library loaded in a fresh process), so that its line shows."""
     import os
-    from irkit.diagnostics import SOURCES, resolve_file_line_col
+    from irkit.diagnostics import SOURCES, IRError, resolve_file_line_col
+    from irkit.source_files import read_source
     flc = resolve_file_line_col(location)
     if flc is None or SOURCES.text(flc[0]) is not None or not os.path.isfile(flc[0]):
         return
     try:
-        with open(flc[0], encoding="utf-8") as f:
-            SOURCES.add(flc[0], f.read())
-    except (OSError, UnicodeDecodeError):
+        SOURCES.add(flc[0], read_source(flc[0]))
+    except (OSError, IRError):      # unreadable, or not UTF-8: the message goes without it
         pass
 
 

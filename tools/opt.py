@@ -293,7 +293,8 @@ def _run_to_file(args, pm, text: str, filename: str) -> int:
 def read_input(tool: str, path: str) -> tuple[str, str] | None:
     """The text and file name of a tool's input (`-`: stdin), or None after printing
     `tool: error: cannot read ...` or, for text that is not UTF-8, a located error."""
-    from irkit.diagnostics import IRError, read_source
+    from irkit.diagnostics import IRError
+    from irkit.source_files import read_source
     try:
         return read_source(path), "<stdin>" if path == "-" else path
     except OSError as e:

@@ -44,7 +44,7 @@ def compile_source(text: str, filename: str = "<string>"):
 def compile_file(path: str):
     """Compile a `.irk` file (see `compile_source`); text that is not UTF-8 is a located
     `DSLSyntaxError` at the first bad byte."""
-    from irkit.diagnostics import read_source
+    from irkit.source_files import read_source
     return compile_source(read_source(path, DSLSyntaxError), path)
 
 

@@ -57,9 +57,8 @@ def _slice(lw: FunctionLowering, v: Value, inputs: set, seen: dict) -> bool:
     if op in seen:
         return seen[op]
     ok = (op.parent is lw.entry and not op.regions
-          and (op.name.startswith("arith.") or isinstance(op, DimOp)))
-    seen[op] = ok
-    ok = ok and all(_slice(lw, o, inputs, seen) for o in op.operands)
+          and (op.name.startswith("arith.") or isinstance(op, DimOp))
+          and all(_slice(lw, o, inputs, seen) for o in op.operands))
     seen[op] = ok
     return ok
 

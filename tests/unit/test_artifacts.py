@@ -145,10 +145,17 @@ def _interrupt(out: Path, when) -> tuple[subprocess.CompletedProcess, float]:
     while not when(start) and proc.poll() is None and time.monotonic() - start < 120:
         time.sleep(0.01)
     assert proc.poll() is None, "irkit-compile finished before it could be interrupted"
+    return _sigint(proc, timeout=60)
+
+
+def _sigint(proc: subprocess.Popen, timeout: float) -> tuple[subprocess.CompletedProcess,
+                                                             float]:
+    """Send SIGINT to `proc`, wait for it (killed after `timeout` s), and return it finished
+    with the seconds from the signal to its exit."""
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     try:
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         raise
@@ -195,13 +202,8 @@ def test_irkit_opt_interrupted(tmp_path):
                              str(tmp_path / "o.mlir")], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    try:
-        stdout, stderr = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
-    assert (proc.returncode, stdout, stderr) == (130, "", "irkit-opt: interrupted\n")
+    r, _ = _sigint(proc, timeout=30)
+    assert (r.returncode, r.stdout, r.stderr) == (130, "", "irkit-opt: interrupted\n")
     assert os.listdir(tmp_path) == []
 
 

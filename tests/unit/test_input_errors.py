@@ -13,7 +13,8 @@ import sys
 
 import pytest
 
-from irkit.diagnostics import IRError, ParseError, decode_source
+from irkit.diagnostics import IRError, ParseError
+from irkit.source_files import decode_source
 from irkit.dsl import DSLError, DSLSyntaxError, compile_source
 from irkit.parser import parse_module
 
