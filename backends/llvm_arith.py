@@ -41,7 +41,7 @@ def fastmath(op) -> list[str]:
     a = op.properties.get("fastmath")
     if a is None:
         return []
-    from irkit.dialects.arith_base import FASTMATH
+    from irkit.dialects.arith.base import FASTMATH
     mask = FASTMATH.mask_of.get(a, 0)
     if mask == (1 << len(_FASTMATH)) - 1:
         return ["fast"]
@@ -52,7 +52,7 @@ def overflow(op) -> list[str]:
     a = op.properties.get("overflowFlags")
     if a is None:
         return []
-    from irkit.dialects.arith_base import OVERFLOW
+    from irkit.dialects.arith.base import OVERFLOW
     return [f for f in ("nsw", "nuw") if OVERFLOW.has(a, f)]
 
 

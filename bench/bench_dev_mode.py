@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 import irkit
-from irkit.dsl import compile_file, model_modules
+from irkit.frontend.dsl import compile_file, model_modules
 from irkit.pass_manager import PassManager
+from irkit.tools import register_all
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -94,6 +95,7 @@ def main() -> int:
     print(f"irkit dev mode on {platform.machine()} {platform.processor() or ''}, "
           f"python {platform.python_version()}, numpy {np.__version__}")
     print(f"{'model':10} {'parse+lower+verify':>20} {'canonicalize,cse':>18} {'ops':>5}")
+    register_all()
     pipeline = PassManager.parse("canonicalize,cse")
     rows = []
     for name, (twin, make_inputs) in MODELS.items():

@@ -118,6 +118,8 @@ def time_in_process(text: str, repeat: int) -> float:
     """Best time of parse + verify + generic print inside this interpreter."""
     from irkit.parser import parse_module
     from irkit.printer import print_op
+    from irkit.tools import register_all
+    register_all()                                       # every dialect known, as the tools do
     print_op(parse_module(EMPTY_MODULE, "warmup.mlir"))  # imports and registries: not timed
     best = float("inf")
     for _ in range(repeat):

@@ -69,6 +69,8 @@ def numerics(original: str, optimized: str) -> str:
     """'equal' when `optimized` computes what `original` does on generated inputs."""
     from irkit.numeric_check import NumericChecker
     from irkit.parser import parse_module
+    from irkit.tools import register_all
+    register_all()
     checker = NumericChecker(seed=0, trials=1)
     checker.record(parse_module(original, "original.mlir"))
     if not checker.checked:

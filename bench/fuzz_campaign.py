@@ -491,10 +491,11 @@ def build_engines(path: Path, names: list[str]) -> tuple[dict, dict, list]:
     of one batch file: the JIT as one LLVM module, the library through irkit-compile."""
     import irkit
     from irkit.backends.llvm_cpu import compile_module
-    from irkit.dsl import compile_source, model_modules
-    from irkit.library import flat_module
-    from irkit.model import Model, expand_derivatives
-    from irkit.runtime import CompiledRunner, lower_model_with_graph
+    from irkit.frontend.dsl import compile_source, model_modules
+    from irkit.exporters.library import flat_module
+    from irkit.runtime.compiled import CompiledRunner, lower_model_with_graph
+    from irkit.runtime.engines import CompiledEngine, expand_derivatives
+    from irkit.runtime.model import Model
     text = path.read_text()
     interp = {n: Model(expand_derivatives(m))
               for n, m in model_modules(compile_source(text, str(path))).items()}
@@ -508,7 +509,8 @@ def build_engines(path: Path, names: list[str]) -> tuple[dict, dict, list]:
     jit = {}
     for n, (graph, lowered) in pairs.items():
         fns = {k[len(n) + 1:]: f for k, f in jm.functions.items() if k.startswith(f"{n}_")}
-        jit[n] = Model.from_runner(n, CompiledRunner(lowered, fns, jm, graph=graph), "jit")
+        runner = CompiledRunner(lowered, fns, jm, graph=graph)
+        jit[n] = Model.from_engine(n, CompiledEngine(runner, "jit"))
     ok = [n for n in names if n in pairs]
     lib = {}
     for _ in range(10):                 # a model the library build rejects is left out
@@ -687,7 +689,7 @@ _alarm = tcorr.time_limit
 
 
 def _run_mutants(task: dict, batch, interp, out: dict, tmp: Path) -> None:
-    from irkit.dsl import DSLError, compile_source
+    from irkit.frontend.dsl import DSLError, compile_source
     from irkit.printer import print_op
     from irkit.tools.opt import main as opt_main
     count = task["mutants"]

@@ -1,4 +1,4 @@
-"""irkit.dialects: one module per dialect.
+"""irkit.dialects: one module or package per dialect.
 
 `register_all()` makes every dialect known by name; its module is imported the first time
 one of its ops is looked up (MLIR's lazy dialect loading), which keeps tool start-up fast.
@@ -7,15 +7,14 @@ one of its ops is looked up (MLIR's lazy dialect loading), which keeps tool star
 
 import importlib
 
-_ALL = ("builtin", "func", "arith", "math", "loop", "vector", "memory", "graph", "autodiff")
+_ALL = ("builtin", "func", "arith", "math", "loop", "vector", "memory", "graph", "autodiff",
+        "linalg", "tensor")
 
 
 def register_all() -> None:
-    from irkit.opdef import _DIALECTS, register_lazy_dialect
-    importlib.import_module("irkit.dialects.builtin")
+    from irkit.registry import register_lazy_dialect
     for name in _ALL:
-        if name not in _DIALECTS:
-            register_lazy_dialect(name, f"irkit.dialects.{name}")
+        register_lazy_dialect(name, f"irkit.dialects.{name}")
 
 
 def load_all() -> None:

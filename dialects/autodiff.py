@@ -3,9 +3,10 @@
 `autodiff.grad` (reverse mode) and `autodiff.jvp` (forward mode) name values of the block
 they sit in: what is differentiated, with respect to what, and the seed (cotangent) or
 tangent directions. They stand for graphs the pass has not built yet: the pass replaces
-each with ordinary `graph` ops (see `irkit.autodiff` for the rules and the algorithm), so
-nothing below the graph level ever sees them, and differentiating the pass's output again
-(grad of grad, Hessian-vector products) is the same operation.
+each with ordinary `graph` ops (see `irkit.ad_rules` for the rules, and
+`irkit.frontend.ad_engine` for the algorithm), so nothing below the graph level ever sees
+them, and differentiating the pass's output again (grad of grad, Hessian-vector products) is
+the same operation.
 
 The derivative is taken through the ops of the same block that precede the op; values
 defined elsewhere (function arguments, values from enclosing regions) are leaves.

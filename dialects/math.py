@@ -18,13 +18,13 @@ from irkit.opdef import (
     SignlessIntegerLike,
 )
 from irkit.types import F64, I1
-from irkit.dialects import arith_fold as af
-from irkit.dialects.arith_base import (
-    ArithOp, _Binary, _Unary, elem, i1_like, int_binary, int_info, make, parse_flags, producer,
-    signed, unsigned, wrap,
+from irkit.dialects.arith import fold as af
+from irkit.dialects.arith.base import (
+    ArithOp, BinaryOp, UnaryOp, elem, flags_text, i1_like, int_binary, int_info, make,
+    parse_flags, print_attrs, signed, unsigned, wrap,
 )
 from irkit.dialects.arith import materialize_constant
-from irkit.dialects.arith_float import _FastMath
+from irkit.dialects.arith.floating import FastMathOp
 
 math = Dialect("math", "Elementary functions on scalars, vectors and tensors.")
 # Folded math values are plain numbers: they become `arith.constant`s, as in MLIR.
@@ -33,7 +33,7 @@ math.constant_materializer = materialize_constant
 _FLOAT_TRAITS = (Pure(), SameOperandsAndResultType(), Elementwise())
 
 
-class _FloatUnary(_Unary, _FastMath):
+class _FloatUnary(UnaryOp, FastMathOp):
     """`%r = math.op %x [fastmath<...>] : T` computing `_kernel(x)` elementwise."""
 
     __slots__ = ()
@@ -45,7 +45,7 @@ class _FloatUnary(_Unary, _FastMath):
         return _rounded_once(self._kernel, self.results[0].type, x)
 
 
-class _FloatBinary(_Binary, _FastMath):
+class _FloatBinary(BinaryOp, FastMathOp):
     __slots__ = ()
     lhs = Operand(FloatLike)
     rhs = Operand(FloatLike)
@@ -92,7 +92,7 @@ class _Rounding(_FloatUnary):
     __slots__ = ()
 
     def fold_identity(self, operands):
-        if producer(self.operand, *_ROUNDING) is not None:
+        if self.operand.defining_op(_ROUNDING) is not None:
             return [self.operand]                           # floor(trunc(x)) -> trunc(x)
         return None
 
@@ -103,7 +103,7 @@ class _AbsF(_FloatUnary):
     __slots__ = ()
 
     def fold_identity(self, operands):
-        inner = producer(self.operand, "math.absf", "arith.negf")
+        inner = self.operand.defining_op(("math.absf", "arith.negf"))
         if inner is None:
             return None
         if inner.name == "math.absf":
@@ -227,7 +227,7 @@ class CopySignOp(_FloatBinary):
 
 
 @math.op
-class FmaOp(_FastMath):
+class FmaOp(FastMathOp):
     """Fused multiply-add a * b + c with one rounding (f16/f32 exact via f64).
 
         %x = arith.constant 2.0 : f32
@@ -263,14 +263,13 @@ class FmaOp(_FastMath):
         return make(cls, [p.resolve(r, t) for r in refs], [t], props, attrs)
 
     def print(self, p):
-        from irkit.dialects.arith_base import flags_text, print_attrs
         p.write(" " + ", ".join(p.value(o.value) for o in self._operands) + flags_text(self))
         print_attrs(self, p)
         p.write(f" : {self.results[0].type}")
 
 
 @math.op
-class FPowIOp(_FastMath):
+class FPowIOp(FastMathOp):
     """Float base raised to a signless integer power.
 
         %x = arith.constant 2.0 : f32
@@ -291,7 +290,7 @@ class FPowIOp(_FastMath):
         lt, rt = self._operands[0].value.type, self._operands[1].value.type
         if self.results[0].type is not lt:
             raise self.error("failed to verify that all of {lhs, result} have same type")
-        if af._shape_key(lt) != af._shape_key(rt):
+        if af.shape_key(lt) != af.shape_key(rt):
             raise self.error("failed to verify that all of {lhs, rhs} have same shape")
 
     def evaluate(self, x, n):
@@ -318,7 +317,6 @@ class FPowIOp(_FastMath):
         return make(cls, [p.resolve(a, ft), p.resolve(b, it)], [ft], props, attrs)
 
     def print(self, p):
-        from irkit.dialects.arith_base import flags_text, print_attrs
         a, b = self._operands[0].value, self._operands[1].value
         p.write(f" {p.value(a)}, {p.value(b)}{flags_text(self)}")
         print_attrs(self, p)
@@ -326,7 +324,7 @@ class FPowIOp(_FastMath):
 
 
 @math.op
-class SinCosOp(_FastMath):
+class SinCosOp(FastMathOp):
     """Sine and cosine of one operand, as two results.
 
         %x = arith.constant 0.5 : f32
@@ -356,10 +354,10 @@ class SinCosOp(_FastMath):
         t = p.parse_type()
         return make(cls, [p.resolve(a, t)], [t, t], props, attrs)
 
-    print = _Unary.print
+    print = UnaryOp.print
 
 
-class _FloatPredicate(_Unary, _FastMath):
+class _FloatPredicate(UnaryOp, FastMathOp):
     """`%r = math.isX %x : T` with an i1 result of T's shape."""
 
     __slots__ = ()
@@ -385,7 +383,6 @@ class _FloatPredicate(_Unary, _FastMath):
         return make(cls, [p.resolve(a, t)], [i1_like(t)], props, attrs)
 
     def print(self, p):
-        from irkit.dialects.arith_base import flags_text, print_attrs
         v = self._operands[0].value
         p.write(f" {p.value(v)}{flags_text(self)}")
         print_attrs(self, p)
@@ -420,7 +417,7 @@ IsNormalOp = _predicate("math.isnormal", _isnormal,
 
 # ----- integer ops ----------------------------------------------------------------------------
 
-class _IntUnary(_Unary):
+class _IntUnary(UnaryOp):
     __slots__ = ()
     operand = Operand(SignlessIntegerLike)
     result = Result(SignlessIntegerLike)
@@ -492,7 +489,7 @@ class CtPopOp(_IntUnary):
 
 
 @math.op
-class IPowIOp(_Binary):
+class IPowIOp(BinaryOp):
     """Integer power, wrapping; negative exponents give 0 unless the base is 1 or -1.
 
         %a = arith.constant 3 : i32

@@ -24,10 +24,10 @@ from irkit.opdef import (
     lookup_op,
 )
 from irkit.types import FloatType, IndexType, IntegerType, Type, VectorType
-from irkit.dialects import arith_fold as af
+from irkit.dialects.arith import fold as af
 from irkit.dialects.arith import materialize_constant
-from irkit.dialects.arith_base import FASTMATH, flags_text, producer
-from irkit.dialects.arith_float import _FastMath
+from irkit.dialects.arith.base import FASTMATH, flags_text
+from irkit.dialects.arith.floating import FastMathOp
 
 vector = Dialect("vector", "Operations on whole SIMD vectors: broadcast and reduction.")
 # Folded broadcasts and reductions are plain constants: `arith.constant dense<...>`, as in MLIR.
@@ -84,7 +84,7 @@ class BroadcastOp(Op):
         src = self.source
         if src.type is self.vector.type:
             return [src]                                    # broadcast to its own type: x
-        inner = producer(src, "vector.broadcast")
+        inner = src.defining_op("vector.broadcast")
         if inner is not None:
             self.set_operand(0, inner.source)               # broadcast(broadcast(x)) -> ...(x)
             return list(self.results)
@@ -168,7 +168,7 @@ def combiner(kind: str, t: Type):
 
 
 @vector.op
-class ReductionOp(_FastMath):
+class ReductionOp(FastMathOp):
     """Combines the lanes of a 1-D vector into a scalar with `kind`, starting from the
     accumulator when one is given.
 
@@ -216,7 +216,7 @@ class ReductionOp(_FastMath):
         or there is a single lane (no accumulator): min(x, x, x) -> x."""
         if self.acc is not None:
             return None
-        src = producer(self.vector, "vector.broadcast")
+        src = self.vector.defining_op("vector.broadcast")
         if src is None or src.source.type is not self.dest.type:
             return None
         if self.kind_name in _IDEMPOTENT or self.vector.type.num_elements == 1:

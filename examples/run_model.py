@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 import irkit
-from irkit.dsl import DSLError
+from irkit.frontend.dsl import DSLError
 from irkit.printer import print_op
 
 

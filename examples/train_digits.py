@@ -225,7 +225,7 @@ def _rel(p: Path) -> str:
 
 def _optimizer(task: Task) -> str:
     """The optimizer of the model's `train` clause, read from its graph module."""
-    from irkit.dsl import compile_file, model_modules
+    from irkit.frontend.dsl import compile_file, model_modules
     from irkit.symbols import lookup_symbol_in
     module = model_modules(compile_file(str(task.path)))[task.name]
     attr = lookup_symbol_in(module, "train_step").attributes["graph.optimizer"]

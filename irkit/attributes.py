@@ -531,6 +531,17 @@ def numpy_dtype(t: Type):
     raise TypeError(f"no numpy dtype for {t}")
 
 
+def round_bf16(x):
+    """Round float32 storage to the nearest bf16 (ties to even); NaN stays NaN. bf16 values
+    are held as float32 (`numpy_dtype`), so every bf16 result is rounded once by this."""
+    import numpy as np
+    a = np.asarray(x, dtype=np.float32)
+    bits = a.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    out = np.where(np.isnan(a), a, rounded.view(np.float32))
+    return out.astype(np.float32)[()]
+
+
 def format_element(v, et: Type) -> str:
     if isinstance(et, FloatType):
         return format_float(float(v), et)

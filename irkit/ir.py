@@ -25,7 +25,25 @@ from __future__ import annotations
 from typing import Callable, Iterable, Iterator
 
 from irkit.attributes import UNKNOWN_LOC, Attribute
+from irkit.registry import lookup_op
 from irkit.types import Type
+
+# How an op prints (`str(op)`) and verifies (`op.verify()`). The printer and the verifier are
+# built on this module (and on the op definitions above it), so they cannot be imported
+# here; each installs its entry point when it is imported (`install_printer`,
+# `install_verifier`), and the `irkit` package imports both before any IR exists.
+_PRINT: Callable[["Operation"], str] | None = None
+_VERIFY: Callable[["Operation"], None] | None = None
+
+
+def install_printer(print_op: Callable[["Operation"], str]) -> None:
+    global _PRINT
+    _PRINT = print_op
+
+
+def install_verifier(verify: Callable[["Operation"], None]) -> None:
+    global _VERIFY
+    _VERIFY = verify
 
 
 class Value:
@@ -76,6 +94,13 @@ class Value:
         """The defining op (for a result) or the op that owns the block (for an argument)."""
         return None
 
+    def defining_op(self, kind=None) -> "Operation | None":
+        """The op whose result this value is (MLIR's `getDefiningOp<T>()`); None for a block
+        argument. With `kind` (an op class or a tuple of them, or an op name or a tuple of
+        names), None too unless that op is one of them. Names let an op match ops of a
+        dialect module it does not import (a sibling that imports it)."""
+        return None
+
     @property
     def parent_block(self) -> "Block | None":
         raise NotImplementedError
@@ -93,6 +118,16 @@ class OpResult(Value):
     @property
     def owner_op(self):
         return self.owner
+
+    def defining_op(self, kind=None) -> "Operation | None":
+        op = self.owner
+        if kind is None:
+            return op
+        if isinstance(kind, str):
+            return op if op.name == kind else None
+        if isinstance(kind, tuple) and kind and isinstance(kind[0], str):
+            return op if op.name in kind else None
+        return op if isinstance(op, kind) else None
 
     @property
     def parent_block(self):
@@ -175,7 +210,6 @@ class Operation:
                regions: int | Iterable["Region"] = 0, successors: Iterable["Block"] = (),
                location: Attribute | None = None) -> "Operation":
         """Create an op by name: an instance of its registered class, or an UnregisteredOp."""
-        from irkit.opdef import lookup_op
         cls = lookup_op(name)
         if cls is None:
             op = object.__new__(UnregisteredOp)
@@ -390,12 +424,10 @@ class Operation:
 
     def verify(self) -> None:
         """Verify this op and everything nested in it; raises VerifyError."""
-        from irkit.verifier import verify
-        verify(self)
+        _VERIFY(self)
 
     def __str__(self) -> str:
-        from irkit.printer import print_op
-        return print_op(self)
+        return _PRINT(self)
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"

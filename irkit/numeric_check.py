@@ -106,7 +106,7 @@ def _floats(t: FloatType, shape: tuple, rng: np.random.Generator) -> np.ndarray:
     sign = np.where(rng.random(size=shape) < 0.5, -1.0, 1.0)
     out = (mag * sign).astype(numpy_dtype(t))
     if t is BF16:
-        from irkit.dialects.arith_fold import round_bf16
+        from irkit.attributes import round_bf16
         out = np.asarray(round_bf16(out))
     return out
 

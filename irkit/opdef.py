@@ -43,6 +43,10 @@ from irkit.attributes import (
 )
 from irkit.diagnostics import VerifyError
 from irkit.ir import Operation, Value
+from irkit.registry import (  # noqa: F401  (the registry is part of the op-definition API)
+    Dialect, lookup_dialect, lookup_op, loaded_ops, register_lazy_dialect, registered_ops,
+    unregister_dialect,
+)
 from irkit.types import (
     ComplexType, FloatType, FunctionType, IndexType, IntegerType, RankedTensorType,
     ShapedType, Type, UnrankedTensorType, VectorType, MemRefType, UnrankedMemRefType, I32,
@@ -76,7 +80,7 @@ class Constraint:
                           f"{self.description} or {other.description}")
 
 
-def _scalar_or_container(pred):
+def scalar_or_container(pred):
     def check(t):
         if isinstance(t, (RankedTensorType, UnrankedTensorType, VectorType)):
             return pred(t.element)
@@ -95,16 +99,16 @@ Bool = Constraint(lambda t: isinstance(t, IntegerType) and t.width == 1
 SignlessIntegerOrIndex = Constraint(
     lambda t: isinstance(t, IndexType) or (isinstance(t, IntegerType) and t.is_signless),
     "signless integer or index")
-FloatLike = Constraint(_scalar_or_container(lambda t: isinstance(t, FloatType)),
+FloatLike = Constraint(scalar_or_container(lambda t: isinstance(t, FloatType)),
                        "floating-point-like (scalar, tensor or vector of floats)")
 SignlessIntegerLike = Constraint(
-    _scalar_or_container(lambda t: isinstance(t, IndexType)
+    scalar_or_container(lambda t: isinstance(t, IndexType)
                          or (isinstance(t, IntegerType) and t.is_signless)),
     "signless-integer-like (scalar, tensor or vector of signless integers or index)")
 BoolLike = Constraint(
-    _scalar_or_container(lambda t: isinstance(t, IntegerType) and t.width == 1
+    scalar_or_container(lambda t: isinstance(t, IntegerType) and t.width == 1
                          and t.is_signless), "bool-like (i1, or a tensor or vector of i1)")
-ComplexLike = Constraint(_scalar_or_container(lambda t: isinstance(t, ComplexType)),
+ComplexLike = Constraint(scalar_or_container(lambda t: isinstance(t, ComplexType)),
                          "complex-like")
 AnyTensor = Constraint(lambda t: isinstance(t, (RankedTensorType, UnrankedTensorType)),
                        "tensor")
@@ -215,7 +219,7 @@ class OptResult(Result):
     optional = True
 
 
-_MISSING = object()
+MISSING = object()
 
 
 class Prop(_Field):
@@ -224,11 +228,11 @@ class Prop(_Field):
     kind = "prop"
     inherent = True
 
-    def __init__(self, constraint: Constraint = AnyAttr, default: Any = _MISSING,
+    def __init__(self, constraint: Constraint = AnyAttr, default: Any = MISSING,
                  doc: str = "") -> None:
         self.constraint = constraint
         self.default = default
-        self.optional = default is not _MISSING
+        self.optional = default is not MISSING
         self.doc = doc
 
     def __get__(self, op, owner=None):
@@ -236,7 +240,7 @@ class Prop(_Field):
             return self
         a = op.properties.get(self.name)
         if a is None:
-            return None if self.default is _MISSING else self.default
+            return None if self.default is MISSING else self.default
         return a
 
     def __set__(self, op, value):
@@ -468,7 +472,7 @@ class OpSpec:
         self.prop_names = frozenset(p.name for p in self.props)
         # MLIR stores default-valued properties on every op (the generic form shows them).
         self.stored_defaults = [(p.name, p.default) for p in self.props
-                                if p.default is not _MISSING and p.default is not None]
+                                if p.default is not MISSING and p.default is not None]
         # Shortcuts for the verifier's common case: no variadic groups, so operand i is
         # checked against field i directly.
         self.fixed_arity = self.n_var_operands == 0 and self.n_var_results == 0
@@ -480,75 +484,6 @@ class OpSpec:
             self.prop_names |= {"operandSegmentSizes"}
         if self.n_var_results > 1:
             self.prop_names |= {"resultSegmentSizes"}
-
-
-_REGISTRY: dict[str, type] = {}
-_DIALECTS: dict[str, "Dialect"] = {}
-
-
-# Dialects known by name whose module is imported on first use, as MLIR's context loads
-# dialects lazily: `irkit-opt` on a file without `arith` never imports numpy.
-_LAZY_DIALECTS: dict[str, str] = {}
-
-
-def register_lazy_dialect(name: str, module: str) -> None:
-    _LAZY_DIALECTS[name] = module
-
-
-def _load_lazy(dialect: str) -> bool:
-    module = _LAZY_DIALECTS.pop(dialect, None)
-    if module is None:
-        return False
-    import importlib
-    importlib.import_module(module)
-    return True
-
-
-def lookup_op(name: str):
-    cls = _REGISTRY.get(name)
-    if cls is None and _LAZY_DIALECTS and _load_lazy(name.split(".", 1)[0]):
-        cls = _REGISTRY.get(name)
-    return cls
-
-
-def loaded_ops() -> dict[str, type]:
-    """Every op of the dialects loaded so far (those the IR at hand has used)."""
-    return _REGISTRY
-
-
-def registered_ops() -> dict[str, type]:
-    """Every op of every known dialect (lazily known dialects are loaded first)."""
-    for dialect in list(_LAZY_DIALECTS):
-        _load_lazy(dialect)
-    return dict(_REGISTRY)
-
-
-class Dialect:
-    """A namespace of ops (and, later, types and attributes)."""
-
-    def __init__(self, name: str, doc: str = "") -> None:
-        self.name = name
-        self.doc = doc
-        self.ops: dict[str, type] = {}
-        #: `(attr, type, location) -> Operation | None`: the op that holds a folded constant
-        self.constant_materializer: Callable | None = None
-        _DIALECTS[name] = self
-
-    def op(self, cls):
-        """Class decorator that registers an op with this dialect."""
-        if not cls.name.startswith(self.name + "."):
-            raise ValueError(f"op '{cls.name}' does not belong to dialect '{self.name}'")
-        self.ops[cls.name] = cls
-        _REGISTRY[cls.name] = cls
-        cls.dialect = self
-        return cls
-
-
-def lookup_dialect(name: str) -> Dialect | None:
-    d = _DIALECTS.get(name)
-    if d is None and _load_lazy(name):
-        d = _DIALECTS.get(name)
-    return d
 
 
 class Op(Operation):
@@ -594,8 +529,8 @@ class Op(Operation):
             if i < len(groups):
                 v = groups[i]
             else:
-                v = kwargs.pop(od.name, None if (od.optional or od.variadic) else _MISSING)
-                if v is _MISSING:
+                v = kwargs.pop(od.name, None if (od.optional or od.variadic) else MISSING)
+                if v is MISSING:
                     raise TypeError(f"{cls.name}: missing operand '{od.name}'")
             if od.variadic:
                 v = list(v or [])

@@ -31,19 +31,20 @@ from irkit.attributes import (
     SourceLoc, SparseElementsAttr, StridedLayoutAttr, StringAttr, SymbolRefAttr, TypeAttr,
     bits_to_float,
 )
+from irkit.builtin import ModuleOp
 from irkit.diagnostics import ParseError
 from irkit.ir import gc_paused, Block, Operation, Region, UnregisteredOp, Value
 from irkit.lexer import SourceBuffer, is_digits, starts_digit, starts_identifier, tokenize
 from irkit.opdef import lookup_dialect, lookup_op
 from irkit.types import (
-    F64, I1, I64, INDEX, NONE, ComplexType, IndexType, FloatType, FunctionType, IntegerType, MemRefType,
-    RankedTensorType, TupleType, Type, UnrankedMemRefType, UnrankedTensorType, VectorType,
-    _FLOAT_WIDTHS,
+    F64, FLOAT_WIDTHS, I1, I64, INDEX, NONE, ComplexType, IndexType, FloatType, FunctionType,
+    IntegerType, MemRefType, RankedTensorType, TupleType, Type, UnrankedMemRefType,
+    UnrankedTensorType, VectorType,
 )
 
 _INT_TYPE_RE = re.compile(r"(si|ui|i)([1-9][0-9]*)\Z")
 _SIMPLE_TYPES: dict[str, Type] = {"index": INDEX, "none": NONE}
-for _name in _FLOAT_WIDTHS:
+for _name in FLOAT_WIDTHS:
     _SIMPLE_TYPES[_name] = FloatType(_name)
 
 _STR_ESC = re.compile(r'\\(["\\nt]|[0-9a-fA-F]{2})')
@@ -203,11 +204,7 @@ class Parser:
         if len(ops) == 1 and ops[0].name == "builtin.module":
             module = ops[0].detach()
         else:
-            from irkit.opdef import lookup_op as _lookup
-            if _lookup("builtin.module") is None:
-                import irkit.dialects.builtin  # noqa: F401  (registers builtin.module)
-            module = Operation.create("builtin.module", regions=1,
-                                      location=self.location_at(0))
+            module = ModuleOp.build(result_types=[], regions=1, location=self.location_at(0))
             body = module.regions[0].add_block()
             for op in ops:
                 body.append(op.detach())
@@ -1443,9 +1440,11 @@ def _is_isolated(cls) -> bool:
 
 def parse_module(text: str, filename: str = "<stdin>", *, allow_unregistered: bool = False,
                  verify: bool = True) -> Operation:
-    """Parse (and by default verify) a module; raises ParseError / VerifyError."""
-    from irkit.dialects import register_all
-    register_all()
+    """Parse (and by default verify) a module; raises ParseError / VerifyError.
+
+    Ops are looked up in the registry: the dialects must be known (`irkit.dialects.
+    register_all()`, which the tools and `irkit.parse_module` call), or each op not known
+    is an error unless `allow_unregistered`."""
     p = Parser(text, filename, allow_unregistered=allow_unregistered)
     with gc_paused():
         try:
@@ -1482,8 +1481,6 @@ def parse_snippet(text: str, filename: str = "<snippet>") -> Operation:
     argument of the entry block of an `irkit.snippet` op that holds the ops. Verification is
     left to the caller (ops that need a particular parent will not have it here).
     """
-    from irkit.dialects import register_all
-    register_all()
     p = Parser(text, filename, allow_unregistered=True)
     body = Block()
     toks = p.toks

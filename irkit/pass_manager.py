@@ -130,9 +130,12 @@ def _format_option(v) -> str:
 # Registry
 # ---------------------------------------------------------------------------------------------
 
+# Passes are known by name once registered: a pass class by `register_pass` (its module was
+# imported), or a module by `register_lazy_pass`, imported the first time a pipeline names
+# the pass. The pass manager registers none itself: `irkit.passes.register_all()` makes
+# every pass of irkit known, and the tools, the pipeline table and the test suite call it.
 _PASSES: dict[str, type] = {}
 _LAZY_PASSES: dict[str, str] = {}
-_defaults_registered = False
 
 
 def register_pass(cls: type) -> type:
@@ -150,16 +153,7 @@ def register_lazy_pass(name: str, module: str) -> None:
         _LAZY_PASSES[name] = module
 
 
-def _ensure_defaults() -> None:
-    global _defaults_registered
-    if not _defaults_registered:
-        _defaults_registered = True
-        from irkit.passes import register_all
-        register_all()
-
-
 def lookup_pass(name: str) -> type | None:
-    _ensure_defaults()
     cls = _PASSES.get(name)
     if cls is None and name in _LAZY_PASSES:
         importlib.import_module(_LAZY_PASSES.pop(name))
@@ -169,7 +163,6 @@ def lookup_pass(name: str) -> type | None:
 
 def registered_passes() -> dict[str, type]:
     """Every known pass, by name (lazily known ones are imported)."""
-    _ensure_defaults()
     for name in list(_LAZY_PASSES):
         lookup_pass(name)
     return dict(sorted(_PASSES.items()))

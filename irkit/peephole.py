@@ -166,8 +166,8 @@ class Peephole(RewritePattern):
         if isinstance(t, _Lit):
             attr = constant_value(value)
             return attr is not None and _lit_matches(t, attr)
-        op = getattr(value, "owner", None)
-        return isinstance(op, Operation) and self._match_op(t, op, env)
+        op = value.defining_op()
+        return op is not None and self._match_op(t, op, env)
 
     def _match_op(self, t: _Op, op: Operation, env: dict) -> bool:
         if op.name != t.name or len(op._operands) != len(t.args):

@@ -13,7 +13,8 @@ from __future__ import annotations
 from irkit.attributes import (
     UNKNOWN_LOC, Attribute, DenseResourceAttr, DictionaryAttr, Location, format_attr_entry,
 )
-from irkit.ir import Block, Operation, Region, Value
+from irkit.ir import Block, Operation, Region, Value, install_printer
+from irkit.opdef import IsolatedFromAbove, Terminator, has_trait
 from irkit.types import FunctionType, Type
 
 
@@ -277,14 +278,12 @@ class Printer:
 
 
 def _is_isolated(op: Operation) -> bool:
-    from irkit.opdef import IsolatedFromAbove, has_trait
     return has_trait(op, IsolatedFromAbove)
 
 
 def _elidable_terminator(block: Block) -> Operation | None:
     """The block's last op if the text may leave it implicit: a registered terminator with
     no operands, results, attributes, regions or successors (nothing a parser could lose)."""
-    from irkit.opdef import Terminator, has_trait
     op = block.last
     if op is None or not has_trait(op, Terminator):
         return None
@@ -313,3 +312,6 @@ def print_op(op: Operation, *, generic: bool = False, debuginfo: bool = False) -
 
 def print_location(loc: Location) -> str:
     return loc.format()
+
+
+install_printer(print_op)     # `str(op)`

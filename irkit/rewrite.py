@@ -229,8 +229,15 @@ def is_trivially_dead(op: Operation) -> bool:
 
 
 def is_pure(op: Operation) -> bool:
+    """Whether `op` has no effect beyond its results (so it may be erased when they are unused,
+    or merged with an equal op): it carries `Pure`, or, for ops whose effects depend on their
+    operand types (a linalg op on tensors computes values, on memrefs writes them), its
+    `memory_effects()` lists none (MLIR's MemoryEffectOpInterface). Either way the ops in its
+    regions must be pure too (MLIR's RecursiveMemoryEffects)."""
     if not _has(op, Pure):
-        return False
+        effects = getattr(op, "memory_effects", None)
+        if effects is None or effects():
+            return False
     for region in op.regions:
         for nested in region.ops:
             if not is_pure(nested) and not _has(nested, Terminator):
@@ -452,14 +459,14 @@ class GreedyDriver(Listener):
                 self.push(user)
 
     def on_operand_dropped(self, value: Value) -> None:
-        owner = getattr(value, "owner", None)
-        if isinstance(owner, Operation):
+        owner = value.defining_op()
+        if owner is not None:
             self.push(owner)
 
     def on_erased(self, op: Operation) -> None:
         for o in op._operands:
-            owner = getattr(o.value, "owner", None)
-            if isinstance(owner, Operation):
+            owner = o.value.defining_op()
+            if owner is not None:
                 self.push(owner)
         self.on_list.discard(op)
         if _is_constant(type(op)):

@@ -47,10 +47,6 @@ class Type:
     def _format(self) -> str:
         raise NotImplementedError
 
-    def __reduce__(self):
-        from irkit.parser import parse_type
-        return (parse_type, (str(self),))
-
     # Convenience predicates used all over the verifiers.
     @property
     def element_type(self) -> "Type":
@@ -90,7 +86,8 @@ class IndexType(Type):
         return "index"
 
 
-_FLOAT_WIDTHS = {
+#: the builtin float types by spelling, with their width in bits
+FLOAT_WIDTHS = {
     "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "f80": 80, "f128": 128, "tf32": 19,
     "f8E5M2": 8, "f8E4M3FN": 8, "f8E4M3": 8, "f8E5M2FNUZ": 8, "f8E4M3FNUZ": 8,
     "f8E4M3B11FNUZ": 8, "f8E3M4": 8, "f8E8M0FNU": 8, "f4E2M1FN": 4, "f6E2M3FN": 6,
@@ -108,7 +105,7 @@ class FloatType(Type):
 
     def _set(self, name):
         self.name = name
-        self.width = _FLOAT_WIDTHS[name]
+        self.width = FLOAT_WIDTHS[name]
 
     def _format(self):
         return self.name
@@ -295,10 +292,13 @@ class MemRefType(ShapedType):
 
 
 def _memory_space_text(space) -> str:
-    # MLIR prints an i64 integer memory space without its type: `memref<4xf32, 3>`.
-    from irkit.attributes import IntegerAttr
-    if isinstance(space, IntegerAttr) and space.type is I64:
-        return str(space.value)
+    # MLIR prints an i64 integer memory space without its type: `memref<4xf32, 3>`. The
+    # space is an attribute, and attributes build on this module: an `IntegerAttr` is told by
+    # its integer value of type i64.
+    value = getattr(space, "value", None)
+    if isinstance(value, int) and not isinstance(value, bool) \
+            and getattr(space, "type", None) is I64:
+        return str(value)
     return str(space)
 
 

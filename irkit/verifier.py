@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from irkit.attributes import SymbolRefAttr
 from irkit.diagnostics import VerifyError
-from irkit.ir import BlockArgument, Operation, OpResult, Region
+from irkit.ir import BlockArgument, Operation, OpResult, Region, install_verifier
 from irkit.opdef import (
     GraphRegion, IsolatedFromAbove, NoTerminator, Op, Terminator, op_error,
 )
@@ -329,3 +329,6 @@ def _verify_group(op, kind, fields, nvar, total, seg_name) -> None:
 
 
 _ = SymbolRefAttr
+
+
+install_verifier(verify)      # `op.verify()`

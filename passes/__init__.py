@@ -16,6 +16,10 @@ _ALL = {
     "autodiff": "autodiff",
     "lower-graph-to-loop": "lower_graph_to_loop",
     "plan-memory": "plan_memory",
+    "linalg-generalize-named-ops": "linalg_generalize_named_ops",
+    "lower-graph-to-linalg": "lower_graph_to_linalg",
+    "bufferize": "bufferize",
+    "lower-linalg-to-loop": "lower_linalg_to_loop",
 }
 
 

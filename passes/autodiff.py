@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from irkit.autodiff import ADBuilder, jvp_graph, vjp_graph
+from irkit.ad_rules import ADBuilder
+from irkit.frontend.ad_engine import jvp_graph, vjp_graph
 from irkit.builder import Builder
 from irkit.ir import Operation
 from irkit.pass_manager import Pass, register_pass
@@ -62,11 +63,11 @@ class Autodiff(Pass):
 
     Algorithm: visit the derivative ops in program order (pre-order, so one inside a region
     is reached after the ops before its parent). For each, the scope is the ops that precede
-    it in its block; `irkit.autodiff.vjp_graph` (reverse mode) or `jvp_graph` (forward mode)
-    builds the derivative there, right before the op, reusing the forward values, and the
-    op's results are replaced by it. An x that no y depends on gets zeros. Since the output
-    is ordinary graph ops, a derivative op that uses another's results (grad of grad) sees
-    the first one already expanded. Run `canonicalize,cse` afterwards to fold the seeds'
+    it in its block; `irkit.frontend.ad_engine.vjp_graph` (reverse mode) or `jvp_graph`
+    (forward mode) builds the derivative there, right before the op, reusing the forward
+    values, and the op's results are replaced by it. An x that no y depends on gets zeros.
+    Since the output is ordinary graph ops, a derivative op that uses another's results (grad
+    of grad) sees the first one already expanded. Run `canonicalize,cse` afterwards to fold the seeds'
     multiplications by one and share what the rules computed twice.
     """
 

@@ -32,8 +32,7 @@ class DCE(Pass):
             queued.discard(o)
             if o.parent is None or not is_trivially_dead(o):
                 continue
-            producers = [v.owner for v in o.operands if isinstance(getattr(v, "owner", None),
-                                                                   Operation)]
+            producers = [p for p in (v.defining_op() for v in o.operands) if p is not None]
             o.erase()
             for p in producers:
                 if p not in queued and p.parent is not None:

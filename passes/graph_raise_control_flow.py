@@ -11,7 +11,7 @@ from irkit.pass_manager import Pass, register_pass
 from irkit.rewrite import is_pure
 from irkit.types import I32
 from irkit.dialects.graph import graph
-from irkit.dialects.graph_control import IfOp, MergeOp, SwitchOp, YieldOp
+from irkit.dialects.graph.control import IfOp, MergeOp, SwitchOp, YieldOp
 
 
 class _Pending(Exception):

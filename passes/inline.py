@@ -6,6 +6,7 @@ from irkit.attributes import CallSiteLoc, Location, SymbolRefAttr, UnknownLoc
 from irkit.dialects.func import CallOp, FuncOp, ReturnOp
 from irkit.ir import BlockArgument, Operation, Region, Value
 from irkit.pass_manager import Pass, PassManager, PassPipelineError, register_pass
+from irkit.passes import register_all
 from irkit.rewrite import PatternRewriter
 from irkit.symbols import SymbolTable, nearest_symbol_table, symbol_uses
 
@@ -64,10 +65,12 @@ class Inline(Pass):
 
     def __post_init__(self) -> None:
         # Parse the simplification pipeline now, so that a bad one fails when the pipeline
-        # naming this pass is parsed rather than halfway through the run.
+        # naming this pass is parsed rather than halfway through the run. It names passes of
+        # irkit, which must be known by name for that.
         if self.max_iterations < 0:
             raise PassPipelineError(f"'inline' option 'max-iterations' must be >= 0, got "
                                     f"{self.max_iterations}")
+        register_all()
         self._simplify = PassManager.parse(self.default_pipeline, anchor="func.func")
 
     def run(self, op: Operation) -> None:
@@ -75,7 +78,7 @@ class Inline(Pass):
         nodes = [f for f in op.walk(post_order=False)
                  if isinstance(f, FuncOp) and not f.is_declaration]
         edges = {f: _callees(f, resolver) for f in nodes}
-        sccs = _tarjan(nodes, edges)
+        sccs = strongly_connected_components(nodes, edges)
         inliner = _Inliner(resolver, {f: i for i, scc in enumerate(sccs) for f in scc})
         for scc in sccs:
             for _ in range(self.max_iterations):
@@ -141,7 +144,8 @@ def _callees(fn: FuncOp, resolver: _Resolver) -> list[FuncOp]:
     return list(out)
 
 
-def _tarjan(nodes: list[FuncOp], edges: dict[FuncOp, list[FuncOp]]) -> list[list[FuncOp]]:
+def strongly_connected_components(nodes: list[FuncOp], edges: dict[FuncOp, list[FuncOp]]
+                                  ) -> list[list[FuncOp]]:
     """Strongly connected components, each emitted after every component it reaches.
 
     Iterative, so that a call chain thousands of functions deep does not hit Python's

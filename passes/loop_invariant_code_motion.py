@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 
 from irkit.attributes import IntegerAttr
-from irkit.ir import BlockArgument, Operation, OpResult, Value
+from irkit.ir import Operation
 from irkit.opdef import Terminator, has_trait
 from irkit.pass_manager import Pass, register_pass
 from irkit.rewrite import constant_value, is_pure
@@ -46,20 +46,12 @@ def is_speculatable(op: Operation) -> bool:
     return True
 
 
-def _defining_op(value: Value) -> Operation | None:
-    if isinstance(value, OpResult):
-        return value.owner
-    if isinstance(value, BlockArgument):
-        return value.owner.parent_op
-    return None
-
-
 def _uses_only_outside(op: Operation, loop: Operation) -> bool:
     """Every value `op` reads (its operands, and values its regions take from above) is
     defined outside `loop`."""
     for nested in op.walk():
         for v in nested.operands:
-            owner = _defining_op(v)
+            owner = v.owner_op         # its defining op, or the op owning its block
             if nested is not op and owner is not None and op.is_ancestor_of(owner):
                 continue                # defined inside `op`: moves with it
             if not loop.is_defined_outside(v):

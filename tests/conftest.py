@@ -14,6 +14,10 @@ Profiles:
   `IRKIT_HYPOTHESIS_PROFILE=fuzz pytest tests/property` (hypothesis's own convention of a
   profile chosen by the test runner; it configures the test run, not irkit) or with
   `--hypothesis-profile=fuzz`.
+
+The suite uses the toolkit as the tools do: every dialect and pass of irkit known by name
+(`irkit.tools.register_all`), since the parser and the pass manager know only what is
+registered.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ from __future__ import annotations
 import os
 
 from hypothesis import HealthCheck, is_hypothesis_test, settings
+
+from irkit.tools import register_all
+
+register_all()
 
 FUZZ_SCALE = 10
 FUZZ_EXAMPLES = 1000

@@ -13,10 +13,12 @@
     irkit-compile model.irk --emit=loop --mlir-timing --mlir-print-ir-after-all
     irkit-compile model.irk --emit=memory --verify-each=numeric   # interpret around each pass
 
-Each IR `--emit` stage is one row of `EMITTERS`: a function from the compiled top-level module
-(and the pass manager options) to the op to print. The machine-code stages (`llvm`, `asm`,
-`obj`, and `-o *.so`) compile one flat module of every model's lowered functions, each
-renamed `<model>_<function>` so that several models share one library (irkit.library).
+The IR `--emit` stages are the rows of the pipeline table (`irkit.passes.pipeline.STAGES`):
+`--emit=STAGE` runs the rows up to STAGE on the compiled top-level module and prints it. The
+machine-code stages (`llvm`, `asm`, `obj`, and `-o *.so`) lower every model through all the
+rows, as the JIT does, and compile one flat module of every model's lowered functions, each
+renamed `<model>_<function>` so that several models share one library
+(`irkit.exporters.library`).
 The passes run through irkit-opt's pass manager (`tools/opt.build_pass_manager`), so
 `--mlir-timing` and the `--mlir-print-ir-*` flags behave as there.
 Errors (DSL or pass failures) are printed as located diagnostics on stderr, exit code 1; bad
@@ -32,48 +34,18 @@ import os
 import sys
 import time
 
-
-def emit_graph(module, args=None):
-    """The DSL's own output: the graph dialect, one nested module per model. Derivatives
-    are still requests here (`autodiff.grad` from `grad` and `train` clauses)."""
-    return module
+from irkit.passes import pipeline
+from irkit.tools import register_all
 
 
-def emit_autodiff(module, args=None):
-    """The graph dialect after the `autodiff` pass, then `canonicalize,cse` (the pipeline
-    `irkit.model` runs before interpreting): every `autodiff.grad` replaced by the backward
-    graph it stands for, the seeds' multiplications by one folded, shared work shared."""
-    from irkit.model import DERIVATIVES_PIPELINE
-    _pass_manager(args, DERIVATIVES_PIPELINE).run(module)
-    return module
-
-
-def emit_loop(module, args=None):
-    """The loop/memory module: `graph-raise-control-flow,autodiff,canonicalize,cse`, then
-    `lower-graph-to-loop` and `canonicalize,cse` again: every graph function a function over
-    memrefs (the calling convention of docs/lowering.md), the variables a `graph.variables`
-    module attribute; each temporary still its own `memory.alloc`."""
-    from irkit.runtime import DERIVATIVES_PIPELINE, LOWERING_PIPELINE
-    _pass_manager(args, f"{DERIVATIVES_PIPELINE},{LOWERING_PIPELINE}").run(module)
-    return module
-
-
-def emit_memory(module, args=None):
-    """`--emit=loop` then `plan-memory`: what the backend compiles, each function's
-    temporaries views of one arena (docs/memory_planning.md)."""
-    emit_loop(module, args)
-    from irkit.runtime import PLANNING_PIPELINE
-    _pass_manager(args, PLANNING_PIPELINE).run(module)
-    return module
-
-
-def _pass_manager(args, pipeline: str):
-    """irkit-opt's pass manager for `pipeline`, with this command line's instrumentation
+def _pass_manager(args, passes: str):
+    """irkit-opt's pass manager for the textual pipeline `passes`, with this command line's
+    instrumentation
     (`--mlir-print-ir-*`, `--verify-each`; `--mlir-timing` is added by `run`) and a remark
     per function from every `plan-memory` in it under `--memory-report`."""
     from irkit.tools.opt import build_arg_parser as opt_parser, build_pass_manager
     ns = opt_parser().parse_args([])
-    ns.flat = pipeline
+    ns.flat = passes
     if args is not None:
         for key in ("mlir_print_ir_after_all", "mlir_print_ir_before_all",
                     "mlir_print_ir_after", "mlir_print_ir_before",
@@ -91,14 +63,6 @@ def _pass_manager(args, pipeline: str):
     return pm
 
 
-#: --emit stage -> function(top-level graph module, args) -> op to print
-EMITTERS = {
-    "graph": emit_graph,
-    "autodiff": emit_autodiff,
-    "loop": emit_loop,
-    "memory": emit_memory,
-}
-
 #: --emit stages that produce machine code (or LLVM IR) from the lowered models
 BINARY_STAGES = ("llvm", "asm", "obj")
 
@@ -109,7 +73,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
                                  description="Compile a model file (.irk): print one stage "
                                              "of its lowering, or link a shared library.")
     ap.add_argument("input", help="the .irk file ('-' for stdin)")
-    ap.add_argument("--emit", default=None, choices=[*EMITTERS, *BINARY_STAGES],
+    ap.add_argument("--emit", default=None, choices=[*pipeline.stage_names(), *BINARY_STAGES],
                     help="the stage to print (default: graph; with -o NAME.so: a shared "
                          "library)")
     ap.add_argument("--model", default=None, metavar="NAME",
@@ -147,7 +111,7 @@ def _is_library(path: str) -> bool:
 
 
 def _select_models(top, args, filename: str) -> dict | None:
-    from irkit.dsl import model_modules
+    from irkit.frontend.dsl import model_modules
     models = model_modules(top)
     if args.model is None:
         return models
@@ -159,19 +123,19 @@ def _select_models(top, args, filename: str) -> dict | None:
 
 
 def _compile_machine(top, args, filename: str) -> int:
-    """`--emit=llvm|asm|obj` and `-o NAME.so`: lower every selected model, then one flat
-    module of `<model>_<function>` symbols through the LLVM backend."""
+    """`--emit=llvm|asm|obj` and `-o NAME.so`: lower every selected model through every
+    stage of the pipeline table, then one flat module of `<model>_<function>` symbols
+    through the LLVM backend."""
     from irkit.backends import llvm_cpu
-    from irkit.library import flat_module, write_library
-    from irkit.runtime import (DERIVATIVES_PIPELINE, LOWERING_PIPELINE, PLANNING_PIPELINE,
-                               lower_model_with_graph)
-    pipeline = f"{LOWERING_PIPELINE},{PLANNING_PIPELINE}"
-    _pass_manager(args, DERIVATIVES_PIPELINE).run(top)
+    from irkit.exporters.library import flat_module, write_library
+    from irkit.runtime.compiled import lower_model_with_graph
     models = _select_models(top, args, filename)
     if models is None:
         return 1
-    pairs = {name: lower_model_with_graph(mod, pm=_pass_manager(args, pipeline))
-             for name, mod in models.items()}
+
+    def make_pm(start, stop):
+        return _pass_manager(args, pipeline.passes_between(start, stop))
+    pairs = {name: lower_model_with_graph(mod, make_pm) for name, mod in models.items()}
     lowered = {name: p[1] for name, p in pairs.items()}
     t0 = time.perf_counter()
     if args.emit is None:                                   # -o NAME.so
@@ -212,8 +176,8 @@ def _write_text(path: str, text: str) -> None:
 
 def _write_file(path: str, data: bytes) -> None:
     """`data` into `path` through a temporary beside it: an interrupted or failed write
-    leaves neither a partial `path` nor the temporary (irkit.output_files)."""
-    from irkit.output_files import OutputFiles
+    leaves neither a partial `path` nor the temporary (irkit.exporters.output_files)."""
+    from irkit.exporters.output_files import OutputFiles
     with OutputFiles() as files:
         with open(files.path(path), "wb") as f:
             f.write(data)
@@ -222,7 +186,7 @@ def _write_file(path: str, data: bytes) -> None:
 
 def run(args) -> int:
     from irkit.diagnostics import IRError
-    from irkit.dsl import compile_source
+    from irkit.frontend.dsl import compile_source
     from irkit.pass_manager import Timing
     from irkit.printer import print_op
     from irkit.tools.opt import read_input
@@ -241,7 +205,8 @@ def run(args) -> int:
         if args.emit is None or args.emit in BINARY_STAGES:
             status = _compile_machine(top, args, filename)
         else:
-            module = EMITTERS[args.emit](top, args)
+            _pass_manager(args, pipeline.passes_between(None, args.emit)).run(top)
+            module = top
             models = _select_models(module, args, filename) if args.model else None
             if args.model is not None and models is None:
                 return 1
@@ -263,6 +228,7 @@ def run(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; with `argv` (tests) it returns the exit code, as a program it exits."""
+    register_all()
     args = build_arg_parser().parse_args(sys.argv[1:] if argv is None else argv)
     if argv is not None:
         return run(args)

@@ -1,15 +1,15 @@
 """`irkit-opt --describe OP`: everything the registry knows about one op, and where it lives.
 
 An op's meaning is spread over one class and its bases (a folder inherited from `ArithOp`, a
-parser from `_Binary`) and, for lowerings, over conversion passes. Reading the class alone
+parser from `BinaryOp`) and, for lowerings, over conversion passes. Reading the class alone
 does not show which base a hook comes from; this report does, with `path:line` for each hook,
 so the registry can be navigated instead of grepped:
 
     arith.addf  (dialect arith)
-    class AddFOp  dialects/arith_float.py:71
+    class AddFOp  dialects/arith/floating.py:71
     ...
     hooks:
-      fold                       dialects/arith_base.py:240  (inherited from ArithOp)
+      fold                       dialects/arith/base.py:240  (inherited from ArithOp)
       verify_                    not defined
 
 Algorithm:
@@ -186,8 +186,8 @@ def _value_field(f) -> str:
 
 def _prop_field(p) -> str:
     """`name: constraint` and whether it is required, optional, or defaulted (and to what)."""
-    from irkit.opdef import _MISSING
-    if p.default is _MISSING:
+    from irkit.opdef import MISSING
+    if p.default is MISSING:
         extra = ""
     elif p.default is None:
         extra = " [optional]"

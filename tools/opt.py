@@ -23,6 +23,8 @@ import os
 import sys
 import time
 
+from irkit.tools import register_all
+
 _DESCRIPTION = "Read IR, run a pass pipeline on it, and print the result."
 
 
@@ -177,7 +179,7 @@ def run(args, pm, text: str, filename: str, out) -> int:
         def process(chunk=chunk, buf=buf):
             t0 = time.perf_counter()
             if filename.endswith(".irk"):       # a model file: compile it to the graph module
-                from irkit.dsl import compile_source
+                from irkit.frontend.dsl import compile_source
                 module = compile_source(chunk, filename)
             else:
                 module = parse_module(chunk, filename,
@@ -235,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    register_all()
     ap = build_arg_parser()
     # Plugins first: they may define passes that the command line names as flags.
     pre, _ = ap.parse_known_args(argv)
@@ -276,7 +279,7 @@ def _run_to_file(args, pm, text: str, filename: str) -> int:
     """`run` into `-o FILE`, written to a temporary beside it and renamed into place only on
     success (as mlir-opt keeps its output file): an error or Ctrl-C leaves no file, partial
     or stale-looking, behind."""
-    from irkit.output_files import OutputFiles
+    from irkit.exporters.output_files import OutputFiles
     try:
         with OutputFiles() as files:
             with open(files.path(args.output), "w", encoding="utf-8") as out:

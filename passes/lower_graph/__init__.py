@@ -3,12 +3,12 @@
 lowering rule per graph op, in modules that mirror the graph dialect's families, and the
 float sum they all use (`accumulate`: wide or compensated, see its bound):
 
-- `elementwise`: graph_elementwise.py and graph_compare.py, zeros_like, constant;
-- `reduce`: graph_reduce.py, and softmax/log_softmax of graph_loss.py;
-- `linalg`: graph_linalg.py (matmul);
-- `shape`: graph_shape.py (transpose, reshape, broadcast_to, dim);
+- `elementwise`: graph/elementwise.py and graph/compare.py, zeros_like, constant;
+- `reduce`: graph/reduce.py, and softmax/log_softmax of graph/loss.py;
+- `linalg`: graph/matmul.py (matmul);
+- `shape`: graph/shape.py (transpose, reshape, broadcast_to, dim);
 - `variables`: graph.read and graph.assign;
-- `nn`: graph_nn.py and graph_nn_grad.py (convolution, pooling, normalization, gradients);
+- `nn`: graph/nn.py and graph/nn_grad.py (convolution, pooling, normalization, gradients);
 - `loss`: cross_entropy and mse; `indexing`: one_hot, gather, scatter_add; `slicing`:
   slice, insert_slice, concat, split;
 - `control`: switch and merge (an error: raise them to graph.if first).

@@ -1,4 +1,4 @@
-"""Lowerings of graph_control.py's conditionals: the structured `graph.if` becomes a
+"""Lowerings of graph/control.py's conditionals: the structured `graph.if` becomes a
 `loop.if`; the dataflow `graph.switch` and `graph.merge` are located errors that name the
 fix.
 

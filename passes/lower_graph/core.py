@@ -54,17 +54,16 @@ from irkit.attributes import (
 from irkit.builder import Builder
 from irkit.diagnostics import IRError
 from irkit.ir import Block, BlockArgument, Operation, Value
-from irkit.opdef import lookup_op
 from irkit.rewrite import constant_value
 from irkit.types import (
     FloatType, FunctionType, I64, INDEX, IntegerType, MemRefType,
     RankedTensorType, Type, UnrankedTensorType,
 )
-from irkit.dialects.arith import materialize_constant
+from irkit.dialects.arith import CMPI_PREDICATES, materialize_constant
 from irkit.dialects.func import ReturnOp
 from irkit.dialects.loop import ForOp, IfOp, ParallelOp, YieldOp
-from irkit.dialects.memory import AllocOp, CopyOp, DeallocOp, DimOp
-from irkit.dialects.memory_access import STATUS_TYPE, CheckOp
+from irkit.dialects.memory import STATUS_TYPE, AllocOp, CheckOp, CopyOp, DeallocOp, DimOp, LoadOp
+from irkit.passes.lower_graph.scalar import Scalars, emit
 
 #: op name -> rule(lowering, op): lowers `op`, giving each tensor result a buffer
 LOWERINGS: dict[str, Callable[["FunctionLowering", Operation], None]] = {}
@@ -108,7 +107,7 @@ def buffer_type(t: Type, where: Operation) -> MemRefType:
     return MemRefType(t.shape, e)
 
 
-def _index_in(op: Operation, index: dict) -> int | None:
+def index_in(op: Operation, index: dict) -> int | None:
     """The index in `index` (a block's ops) of `op` or of its ancestor in that block."""
     while op is not None and op not in index:
         op = op.parent_op
@@ -236,7 +235,7 @@ class FunctionLowering:
                 raise no_lowering(op, "ops with regions over tensors are not lowered")
             for r in op.results:
                 if is_tensor(r.type):
-                    users = [k for k in (_index_in(u, index) for u in r.users)
+                    users = [k for k in (index_in(u, index) for u in r.users)
                              if k is not None]
                     last[r] = max(users, default=i)
         return last
@@ -401,8 +400,8 @@ class FunctionLowering:
         of unknown size broadcasts."""
         v = self._units.get(size)
         if v is None:
-            from irkit.passes.lower_graph.scalar import Scalars
-            v = Scalars(self, self.b).cmp("eq", size, self.index(1))
+            eq = IntegerAttr(CMPI_PREDICATES.index("eq"), I64)
+            v = emit(self.b, "arith.cmpi", size, self.index(1), predicate=eq)
             self._units[size] = v
         return v
 
@@ -414,7 +413,6 @@ class FunctionLowering:
         known = self.index_values.get(v)
         if known is not None:
             return known
-        from irkit.dialects.memory import LoadOp
         x = self.b.create(LoadOp, self.buffer(v), []).results[0]
         return emit(self.b, "arith.index_cast", x, type=INDEX)
 
@@ -429,18 +427,23 @@ class FunctionLowering:
         check adds as the function's last argument. Compiled code cannot raise, so the rule
         goes on and must clamp what it indexes with: the caller reports the error after the
         call, as the interpreter reports `'op' failed: message`."""
-        from irkit.passes.lower_graph.scalar import Scalars
+        self.record_check(ok, value, bound, f"'{op.name}' failed: {message}", op.location,
+                          b or self.b)
+
+    def record_check(self, ok: Value, value: Value, bound: Value, message: str, location,
+                     b: Builder) -> None:
+        """`check`'s `memory.check` at `b` with the whole `message` and `location` given
+        (bufferize's `graph.check` states both)."""
         known = constant_value(ok)
         if isinstance(known, IntegerAttr) and known.value:
             return                          # holds whatever the inputs: nothing to record
-        b = b or self.b
         if self.status is None:
             self.status = self.entry.add_argument(STATUS_TYPE)
         self._checks += 1
         s = Scalars(self, b)
         b.create(CheckOp, ok, s.cast(value, I64), s.cast(bound, I64), self.status,
-                 code=IntegerAttr(self._checks, I64),
-                 message=StringAttr(f"'{op.name}' failed: {message}"), location=op.location)
+                 code=IntegerAttr(self._checks, I64), message=StringAttr(message),
+                 location=location)
 
     def when(self, cond: Value, then: Callable[[Builder], list[Value] | None],
              otherwise: Callable[[Builder], list[Value]] | None = None,
@@ -542,13 +545,3 @@ class FunctionLowering:
             return list(op.results)
 
         return level(b, 0, [], list(inits))
-
-
-def emit(b: Builder, name: str, *operands: Value, type: Type | None = None,
-         **props) -> Value:
-    """Build op `name` (registered) at `b` and return its single result; `type` is the
-    result type when the op cannot infer it (casts)."""
-    cls = lookup_op(name)
-    op = b.create(cls, *operands, result_types=[type] if type is not None else None, **props)
-    return op.results[0]
-

@@ -1,11 +1,10 @@
-"""Lowerings of the elementwise graph ops (graph_elementwise.py, graph_compare.py),
+"""Lowerings of the elementwise graph ops (graph/elementwise.py, graph/compare.py),
 `graph.zeros_like` and `graph.constant`, and the broadcasting helpers other rules share.
 
 Every elementwise op becomes one loop nest over the result's shape (a `loop.parallel`: the
-elements are independent) that loads one element of each operand, computes the scalar
-kernel of `_KERNELS` and stores the result. The kernels are a table, one row per op, next to
-the numpy kernel they mirror; each is written in the operation order of that numpy kernel,
-so that the results agree to the last bit where the scalar ops are correctly rounded.
+elements are independent) that loads one element of each operand, builds the op's own
+scalar body (`scalar_body`, declared once on its class and run on numpy arrays by the
+interpreter: dialects/graph/scalar.py) and stores the result.
 
 Broadcasting follows numpy: operands align at the right. An operand axis of static size 1
 is always read at index 0; an axis of unknown size (`?`) may be 1 at run time, so its index
@@ -17,13 +16,12 @@ graph program; the lowered code does not check).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from irkit.builder import Builder
 from irkit.ir import Operation, Value
 from irkit.types import I1
+from irkit.dialects.graph import graph
 from irkit.dialects.memory import LoadOp, StoreOp
 from irkit.passes.lower_graph.core import FunctionLowering, LoweringError, lowers
 from irkit.passes.lower_graph.scalar import Scalars, is_float
@@ -143,89 +141,29 @@ def fill(lw: FunctionLowering, buf: Value, sizes: list[Value], value: Value) -> 
 
 
 # ---------------------------------------------------------------------------------------------
-# Scalar kernels, one row per op (the numpy kernel each mirrors is in graph_elementwise.py)
+# The elementwise ops: each declares its scalar body (graph/elementwise.py, graph/compare.py)
 # ---------------------------------------------------------------------------------------------
 
 
-def _relu(s: Scalars, op, x):
-    """np.maximum(x, 0): 0 where x < 0, else x itself (NaN and -0.0 kept, as numpy does)."""
-    zero = s.c(0, x.type)
-    if not is_float(x.type):
-        return s.max(x, zero)
-    return s.select(s.cmp("lt", x, zero), zero, x)
+def _elementwise_ops() -> list[str]:
+    """The graph ops declared by a scalar body, when this module is imported."""
+    return sorted(n for n, c in graph.ops.items() if callable(getattr(c, "scalar_body", None)))
 
 
-def _sigmoid(s: Scalars, op, x):
-    one = s.c(1.0, x.type)
-    return s.div(one, s.add(one, s.math("exp", s.neg(x))))          # 1 / (1 + e^-x)
-
-
-def _gelu(s: Scalars, op, x):
-    """0.5 x (1 + tanh(c (x + 0.044715 x^3))), associated as numpy evaluates `_gelu`."""
-    t = x.type
-    cube = s.mul(s.mul(s.mul(s.c(0.044715, t), x), x), x)
-    u = s.mul(s.c(math.sqrt(2.0 / math.pi), t), s.add(x, cube))
-    return s.mul(s.mul(s.c(0.5, t), x), s.add(s.c(1.0, t), s.math("tanh", u)))
-
-
-def _softplus(s: Scalars, op, x):
-    """np.logaddexp(0, x) = max(x, 0) + log1p(e^-|x|): no overflow, NaN propagates."""
-    zero = s.c(0.0, x.type)
-    tail = s.math("log1p", s.math("exp", s.neg(s.math("absf", x))))
-    return s.add(s.max(x, zero), tail)
-
-
-def _abs(s: Scalars, op, x):
-    return s.math("absf" if is_float(x.type) else "absi", x)
-
-
-_KERNELS = {
-    # unary: (s, op, x)
-    "graph.neg": lambda s, op, x: s.neg(x),
-    "graph.abs": _abs,
-    "graph.exp": lambda s, op, x: s.math("exp", x),
-    "graph.log": lambda s, op, x: s.math("log", x),
-    "graph.sin": lambda s, op, x: s.math("sin", x),
-    "graph.cos": lambda s, op, x: s.math("cos", x),
-    "graph.tanh": lambda s, op, x: s.math("tanh", x),
-    "graph.sqrt": lambda s, op, x: s.math("sqrt", x),
-    "graph.rsqrt": lambda s, op, x: s.math("rsqrt", x),
-    "graph.sigmoid": _sigmoid,
-    "graph.relu": _relu,
-    "graph.gelu": _gelu,
-    "graph.softplus": _softplus,
-    "graph.not": lambda s, op, x: s.not_(x),
-    # binary: (s, op, x, y)
-    "graph.add": lambda s, op, x, y: s.add(x, y),
-    "graph.sub": lambda s, op, x, y: s.sub(x, y),
-    "graph.mul": lambda s, op, x, y: s.mul(x, y),
-    "graph.div": lambda s, op, x, y: s.div(x, y),
-    "graph.pow": lambda s, op, x, y: s.math("powf", x, y),
-    "graph.maximum": lambda s, op, x, y: s.max(x, y),       # IEEE maximum / maxsi
-    "graph.minimum": lambda s, op, x, y: s.min(x, y),
-    "graph.and": lambda s, op, x, y: s.and_(x, y),
-    "graph.or": lambda s, op, x, y: s.or_(x, y),
-    "graph.cmp": lambda s, op, x, y: s.cmp(op.properties["predicate"].value, x, y),
-    # where: (s, op, cond, x, y); cast: (s, op, x)
-    "graph.where": lambda s, op, c, x, y: s.select(c, x, y),
-    "graph.cast": lambda s, op, x: s.cast(x, op.results[0].type.element),
-}
-
-
-@lowers(*_KERNELS)
+@lowers(*_elementwise_ops())
 def lower_elementwise(lw: FunctionLowering, op: Operation) -> None:
-    """One parallel loop nest over the result: load (broadcast), kernel, store."""
+    """One parallel loop nest over the result: load (broadcast), the op's scalar body (as
+    lower-graph-to-linalg builds it, constants hoisted), store."""
     result = op.results[0]
     shape = result.type.shape
     bufs = [lw.buffer(v) for v in op.operands]
     sizes = broadcast_sizes(lw, shape, bufs)
     reads = [reader(lw, v, shape, sizes) for v in op.operands]
     out = lw.dest(result, sizes)
-    kernel = _KERNELS[op.name]
 
     def body(b: Builder, ivs: list[Value]) -> None:
         xs = [r.load(b, ivs) for r in reads]
-        store(b, kernel(Scalars(lw, b), op, *xs), out, ivs)
+        store(b, op.scalar_body(Scalars(lw, b), *xs), out, ivs)
 
     lw.parallel_nest(sizes, body)
 

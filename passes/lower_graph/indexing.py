@@ -1,4 +1,4 @@
-"""Lowerings of the ops that pick elements by integer indices (graph_indexing.py): one_hot,
+"""Lowerings of the ops that pick elements by integer indices (graph/indexing.py): one_hot,
 gather and scatter_add.
 
 - one_hot: a `loop.parallel` over `indices.shape + [depth]` storing

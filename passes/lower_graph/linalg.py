@@ -1,4 +1,4 @@
-"""Lowering of `graph.matmul` (graph_linalg.py): numpy.matmul's rules as one loop nest.
+"""Lowering of `graph.matmul` (graph/matmul.py): numpy.matmul's rules as one loop nest.
 
 The result `[..., M, N]` is a `loop.parallel` over all its axes (batch axes, M, N; a vector
 operand's dropped axis is simply absent), and each element is a `loop.for` over K carrying

@@ -1,11 +1,11 @@
-"""Lowerings of the losses of graph_loss.py: `graph.cross_entropy` and `graph.mse` (softmax
+"""Lowerings of the losses of graph/loss.py: `graph.cross_entropy` and `graph.mse` (softmax
 and log_softmax are in `reduce.py`, with the reductions they are made of).
 
 Both are one scalar, a sum over everything: a single `loop.for` nest carrying the sum (the
 iterations are not independent), whose result is stored into the 0-d output.
 
 - cross_entropy, per row b of the logits: the log-softmax of the row computed as
-  `log_softmax` in graph_loss.py does (the maximum m, shifted by 0 where not finite; then
+  `log_softmax` in graph/loss.py does (the maximum m, shifted by 0 where not finite; then
   `log(sum(exp(x - m)))`), two `loop.for`s over the classes; then the row's term
   `(x[b, label] - m) - log_sum` for integer labels, or `sum_c labels[b, c] * ((x[b, c] - m)
   - log_sum)` for float targets (a third loop). The loss is `-(sum of terms) / B`, negated
@@ -30,7 +30,7 @@ from irkit.types import I64
 from irkit.passes.lower_graph.accumulate import Accumulator
 from irkit.passes.lower_graph.core import FunctionLowering, lowers
 from irkit.passes.lower_graph.elementwise import Broadcast, broadcast_sizes, load, store
-from irkit.passes.lower_graph.reduce import _lowest
+from irkit.passes.lower_graph.reduce import lowest
 from irkit.passes.lower_graph.scalar import Scalars, is_float
 
 
@@ -54,7 +54,7 @@ def lower_cross_entropy(lw: FunctionLowering, op: Operation) -> None:
         def max_step(ib, r, c):
             return [Scalars(lw, ib).max(c[0], load(ib, x, [i, r[0]]))]
 
-        (m,) = lw.for_nest([classes], [lw.constant(_lowest(t, -1), t)], max_step, b)
+        (m,) = lw.for_nest([classes], [lw.constant(lowest(t, -1), t)], max_step, b)
         s = Scalars(lw, b)
         shift = s.select(s.math("isfinite", m), m, zero)
 

@@ -1,4 +1,4 @@
-"""Lowerings of the layers of graph_nn.py and their backward ops (graph_nn_grad.py):
+"""Lowerings of the layers of graph/nn.py and their backward ops (graph/nn_grad.py):
 convolution, pooling and normalization as loop nests that compute what the ops' numpy
 `evaluate`s compute. Every sum is an `accumulate.Accumulator` (floats carried in f64, f64
 compensated, rounded once: more accurate than numpy's blocked or pairwise sums); the
@@ -42,7 +42,8 @@ from irkit.builder import Builder
 from irkit.ir import Operation, Value
 from irkit.dialects.graph import norm_axis
 from irkit.passes.lower_graph.accumulate import Accumulator
-from irkit.passes.lower_graph.core import FunctionLowering, emit, lowers
+from irkit.passes.lower_graph.core import FunctionLowering, lowers
+from irkit.passes.lower_graph.scalar import emit
 from irkit.passes.lower_graph.elementwise import fill, load, store
 from irkit.passes.lower_graph.scalar import Scalars
 
@@ -267,7 +268,7 @@ def lower_pool2d(lw: FunctionLowering, op: Operation) -> None:
 def _first_max(lw: FunctionLowering, b: Builder, x: Value, ni, ci, i, j, kernel,
                stride) -> tuple[Value, Value]:
     """(di, dj) of the first maximum of window (i, j) in row-major order, a NaN counting as
-    the maximum (graph_nn_grad's `_first_max`): the first tap taken, then a later one when
+    the maximum (graph/nn_grad.py's `_first_max`): the first tap taken, then a later one when
     it is greater or the first NaN."""
     s0 = Scalars(lw, b)
     first = load(b, x, [ni, ci, _affine(s0, lw, i, stride[0], lw.index(0), 0),

@@ -36,9 +36,10 @@ from irkit.ir import Block, BlockArgument, Operation, Value
 from irkit.types import FunctionType, I64, INDEX, MemRefType
 from irkit.dialects.func import FuncOp, ReturnOp
 from irkit.dialects.memory import DimOp
-from irkit.dialects.memory_access import StoreOp
+from irkit.dialects.memory.access import StoreOp
 from irkit.dialects.arith import materialize_constant
-from irkit.passes.lower_graph.core import FunctionLowering, emit
+from irkit.passes.lower_graph.core import FunctionLowering
+from irkit.passes.lower_graph.scalar import emit
 
 #: the suffix of the sizes function's name, and its attributes
 SUFFIX = "_output_sizes"

@@ -1,5 +1,5 @@
-"""Lowerings of the reductions and argmax (graph_reduce.py) and of softmax and log_softmax
-(graph_loss.py): a `loop.parallel` over the axes that are kept, and inside it `loop.for`s
+"""Lowerings of the reductions and argmax (graph/reduce.py) and of softmax and log_softmax
+(graph/loss.py): a `loop.parallel` over the axes that are kept, and inside it `loop.for`s
 over the reduced axes carrying the accumulator (`iter_args`).
 
 Accumulators start at the reduction's identity, so an empty axis gives what numpy's
@@ -27,14 +27,14 @@ from irkit.builder import Builder
 from irkit.ir import Operation, Value
 from irkit.types import I64, Type
 from irkit.dialects.graph import TensorSpec
-from irkit.dialects.graph_reduce import _axes, _axis
+from irkit.dialects.graph import checked_axis, reduction_axes
 from irkit.passes.lower_graph.accumulate import Accumulator
 from irkit.passes.lower_graph.core import FunctionLowering, lowers
 from irkit.passes.lower_graph.elementwise import load, store
 from irkit.passes.lower_graph.scalar import Scalars, is_float
 
 
-def _lowest(t: Type, sign: int):
+def lowest(t: Type, sign: int):
     """-inf (sign -1) or +inf for floats; the signed limits of integer type `t`."""
     if is_float(t):
         return sign * float("inf")
@@ -79,7 +79,7 @@ def _reduce(lw: FunctionLowering, op: Operation, axes: tuple, keepdims: bool,
 
 def _props(op: Operation) -> tuple[tuple, bool]:
     p = op.props()
-    return _axes(p["axes"], TensorSpec.of(op.operands[0].type)), p["keepdims"]
+    return reduction_axes(p["axes"], TensorSpec.of(op.operands[0].type)), p["keepdims"]
 
 
 def _check_not_empty(lw: FunctionLowering, op: Operation, axes: tuple, message: str) -> None:
@@ -111,7 +111,7 @@ def lower_reduce_extremum(lw: FunctionLowering, op: Operation) -> None:
     def step(s: Scalars, carried, x, rivs):
         return [s.max(carried[0], x) if is_max else s.min(carried[0], x)]
 
-    init = lw.constant(_lowest(t, -1 if is_max else 1), t)
+    init = lw.constant(lowest(t, -1 if is_max else 1), t)
     _reduce(lw, op, axes, keepdims, [init], step, lambda s, c: c[0])
 
 
@@ -149,7 +149,7 @@ def lower_argmax(lw: FunctionLowering, op: Operation) -> None:
     x_type = op.operands[0].type
     t = x_type.element
     p = op.props()
-    axis = _axis(p["axis"], TensorSpec.of(x_type))
+    axis = checked_axis(p["axis"], TensorSpec.of(x_type))
     _check_not_empty(lw, op, (axis,), "attempt to get argmax of an empty sequence")
 
     def step(s: Scalars, carried, x, rivs):
@@ -159,7 +159,7 @@ def lower_argmax(lw: FunctionLowering, op: Operation) -> None:
             take = s.or_(take, s.and_(s.isnan(x), s.not_(s.isnan(best))))
         return [s.select(take, x, best), s.select(take, rivs[0], at)]
 
-    _reduce(lw, op, (axis,), p["keepdims"], [lw.constant(_lowest(t, -1), t), lw.index(0)],
+    _reduce(lw, op, (axis,), p["keepdims"], [lw.constant(lowest(t, -1), t), lw.index(0)],
             step, lambda s, c: s.cast(c[1], I64))
 
 
@@ -167,7 +167,7 @@ def _softmax(lw: FunctionLowering, op: Operation, log: bool) -> None:
     buf = lw.buffer(op.operands[0])
     t = buf.type.element
     rank = buf.type.rank
-    axis = _axis(op.props()["axis"], TensorSpec.of(op.operands[0].type))
+    axis = checked_axis(op.props()["axis"], TensorSpec.of(op.operands[0].type))
     xs = lw.sizes(buf)
     out = lw.dest(op.results[0], xs)
     others = [a for a in range(rank) if a != axis]
@@ -179,7 +179,7 @@ def _softmax(lw: FunctionLowering, op: Operation, log: bool) -> None:
         def max_step(ib, r, c):
             return [Scalars(lw, ib).max(c[0], load(ib, buf, at(r[0])))]
 
-        (m,) = lw.for_nest([xs[axis]], [lw.constant(_lowest(t, -1), t)], max_step, b)
+        (m,) = lw.for_nest([xs[axis]], [lw.constant(lowest(t, -1), t)], max_step, b)
         s = Scalars(lw, b)
         shift = s.select(s.math("isfinite", m), m, lw.constant(0.0, t))
 

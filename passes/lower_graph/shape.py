@@ -1,4 +1,4 @@
-"""Lowerings of the shape ops (graph_shape.py): transpose, reshape, broadcast_to, dim.
+"""Lowerings of the shape ops (graph/shape.py): transpose, reshape, broadcast_to, dim.
 
 - transpose: a parallel copy, result element `i` read at `x[i permuted back]` (result axis
   k is x's axis perm[k]).
@@ -24,7 +24,7 @@ from irkit.ir import Operation, Value
 from irkit.rewrite import constant_value
 from irkit.types import I64
 from irkit.dialects.graph import TensorSpec
-from irkit.dialects.graph_shape import _axis, full_perm
+from irkit.dialects.graph import checked_axis, full_perm
 from irkit.passes.lower_graph.core import FunctionLowering, lowers
 from irkit.passes.lower_graph.elementwise import Broadcast, load, store
 from irkit.passes.lower_graph.scalar import Scalars
@@ -141,7 +141,7 @@ def lower_broadcast_to(lw: FunctionLowering, op: Operation) -> None:
 @lowers("graph.dim")
 def lower_dim(lw: FunctionLowering, op: Operation) -> None:
     x = op.operands[0]
-    axis = _axis(op.props()["axis"], TensorSpec.of(x.type))
+    axis = checked_axis(op.props()["axis"], TensorSpec.of(x.type))
     n = lw.size(lw.buffer(x), axis)
     result = op.results[0]
     lw.index_values[result] = n

@@ -1,4 +1,4 @@
-"""Lowerings of the ops that cut tensors into pieces and put them back (graph_slice.py):
+"""Lowerings of the ops that cut tensors into pieces and put them back (graph/slicing.py):
 slice, insert_slice, concat, split. Each is a parallel copy between index spaces.
 
 - slice: result element `i` along an axis is x's `start + i * step`. `start` and the count
@@ -26,8 +26,8 @@ from irkit.builder import Builder
 from irkit.ir import Operation, Value
 from irkit.rewrite import constant_value
 from irkit.dialects.graph import TensorSpec
-from irkit.dialects.graph_shape import _axis
-from irkit.dialects.graph_slice import END
+from irkit.dialects.graph import checked_axis
+from irkit.dialects.graph.slicing import END
 from irkit.dialects.memory import CopyOp
 from irkit.passes.lower_graph.core import FunctionLowering, lowers
 from irkit.passes.lower_graph.elementwise import load, store
@@ -142,7 +142,7 @@ def _copy_at(lw: FunctionLowering, src: Value, dst: Value, axis: int, offset: Va
 def lower_concat(lw: FunctionLowering, op: Operation) -> None:
     xs = [lw.buffer(v) for v in op.operands]
     rtype = op.results[0].type
-    axis = _axis(op.props()["axis"], TensorSpec.of(rtype))
+    axis = checked_axis(op.props()["axis"], TensorSpec.of(rtype))
     s = Scalars(lw, lw.b)
     sizes = []
     for a, d in enumerate(rtype.shape):
@@ -169,7 +169,7 @@ def lower_concat(lw: FunctionLowering, op: Operation) -> None:
 def lower_split(lw: FunctionLowering, op: Operation) -> None:
     x = lw.buffer(op.operands[0])
     p = op.props()
-    axis = _axis(p["axis"], TensorSpec.of(op.operands[0].type))
+    axis = checked_axis(p["axis"], TensorSpec.of(op.operands[0].type))
     n = p["sections"]
     given = [lw.index_of(v) for v in op.operands[1:]]
     s = Scalars(lw, lw.b)

@@ -1,4 +1,4 @@
-"""Lowerings of `graph.read` and `graph.assign` (graph.py): a variable is a memref argument
+"""Lowerings of `graph.read` and `graph.assign` (graph/base.py): a variable is a memref argument
 of the lowered function (see `core` for the calling convention), which a runtime binds to
 the variable's storage, so that an assign is seen by the next call.
 

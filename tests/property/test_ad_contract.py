@@ -39,7 +39,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from irkit.attributes import format_attr_entry, numpy_dtype
-from irkit.autodiff import Linear, NonDifferentiable, is_differentiable, nondiff_operands
+from irkit.ad_rules import Linear, NonDifferentiable, is_differentiable, nondiff_operands
 from irkit.dialects import load_all
 from irkit.dialects.graph import GraphOp, TensorSpec
 from irkit.interpreter import interpret

@@ -19,7 +19,9 @@ Not in the table (SKIPPED), and checked at the end of this file through a DSL mo
 - `graph.switch` and `graph.merge` (dataflow control flow, whose DEAD values a function cannot
   return), raised to `graph.if` / `graph.yield` (regions) by the runtime's pipeline;
 - the variable ops (`graph.variable`, `graph.read`, `graph.assign`): state, compared after
-  training steps.
+  training steps;
+- `graph.check`, a scalar op that lower-graph-to-linalg emits for run-time errors
+  (tests/unit/test_lower_graph_to_linalg.py).
 
 Each op is a parameter (its name, or name[form] for the extra examples of
 `test_ad_contract.EXTRA_EXAMPLES` and the docstrings' second forms), so a failure names it.
@@ -49,7 +51,7 @@ from test_ad_contract import (  # noqa: E402  (tests/property is on sys.path und
 
 #: dataflow or regions (raised first), or state: `test_compiled_control_flow_and_variables`
 SKIPPED = _DATAFLOW | {"graph.if", "graph.yield", "graph.variable", "graph.read",
-                       "graph.assign"}
+                       "graph.assign", "graph.check"}
 
 #: the sizes every `?` becomes (1: sizes that broadcast)
 SIZES = [1, 3]
@@ -293,8 +295,8 @@ model branchy {
 
 @pytest.mark.parametrize("branch", ["then", "else"])
 def test_compiled_control_flow_and_variables_match_the_interpreter(branch):
-    from irkit.dsl import compile_source, model_modules
-    from irkit.model import Model
+    from irkit.frontend.dsl import compile_source, model_modules
+    from irkit.runtime.model import Model
     module = model_modules(compile_source(CONTROL, "branchy.irk"))["branchy"]
     ops = {o.name for o in module.walk()}
     assert {"graph.switch", "graph.merge", "graph.read", "graph.variable"} <= ops

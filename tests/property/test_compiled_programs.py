@@ -4,8 +4,8 @@ The programs are those of `test_lower_graph_programs.graph_programs()` (float an
 `?` sizes on any input axis with run-time sizes of 1 that broadcast, reductions, reshapes,
 broadcast_to, matmul, softmax, casts, constants, a second output) and the DSL's random models,
 half of them with a conditional output: each is run by the graph interpreter, and taken
-through the compile pipeline of `irkit.runtime` (switch/merge raised to `graph.if`,
-`lower-graph-to-loop`, `canonicalize,cse`, `plan-memory`), compiled by the LLVM backend
+through every stage of the pipeline table (`irkit.passes.pipeline`: switch/merge raised to
+`graph.if`, `lower-graph-to-loop`, `canonicalize,cse`, `plan-memory`), compiled by the LLVM backend
 (`irkit.backends.llvm_cpu.compile_module`) and called with numpy output buffers filled with
 garbage. Integers and booleans must agree exactly; floats to the rounding the lowering allows
 (sequential sums, math functions rounded once from f64: rtol 1e-4 relative to the largest
@@ -21,7 +21,7 @@ from irkit.backends.llvm_cpu import compile_module
 from irkit.interpreter import Interpreter
 from irkit.parser import parse_module
 from irkit.pass_manager import PassManager
-from irkit.runtime import LOWERING_PIPELINE, PLANNING_PIPELINE
+from irkit.passes import pipeline
 from irkit.symbols import lookup_symbol_in
 
 from test_lower_graph_programs import (  # noqa: E402  (tests/property on sys.path)
@@ -46,7 +46,7 @@ def compile_and_compare(module, fn: str, args) -> None:
         want = [np.asarray(v) for v in
                 Interpreter(module).call(lookup_symbol_in(module, fn), list(args))]
     lowered = parse_module(text)
-    PassManager.parse(f"{LOWERING_PIPELINE},{PLANNING_PIPELINE}").run(lowered)
+    PassManager.parse(pipeline.passes_between(None, pipeline.compiled_stage())).run(lowered)
     jit = compile_module(lowered)
     outs = [_garbage(w) for w in want]
     attrs = lookup_symbol_in(lowered, fn).properties.get("arg_attrs")
@@ -78,7 +78,7 @@ def test_compiled_graph_programs_match_the_interpreter(case):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_compiled_dsl_programs_match_the_interpreter(data):
-    from irkit.dsl import compile_source, model_modules
+    from irkit.frontend.dsl import compile_source, model_modules
     source, _, inputs, n, seed = data.draw(dsl_programs())
     module = model_modules(compile_source(maybe_conditional(source, data), "rand.irk"))["rand"]
     rng = np.random.default_rng(seed)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from irkit.dsl import DSLError, compile_source
+from irkit.frontend.dsl import DSLError, compile_source
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SOURCES = {p.name: p.read_text() for p in sorted(EXAMPLES.glob("*.irk"))}

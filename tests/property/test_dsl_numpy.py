@@ -17,8 +17,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import irkit
-from irkit.dsl import model_modules
-from irkit.model import Model
+from irkit.frontend.dsl import model_modules
+from irkit.runtime.model import Model
 
 _UNARY = {
     "tanh": np.tanh,
@@ -157,7 +157,7 @@ def _concrete(shape, n):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_random_programs_match_numpy(case):
-    from irkit.dsl import compile_source
+    from irkit.frontend.dsl import compile_source
     source, fn, inputs, n, seed = case
     rng = np.random.default_rng(seed)
     env = {name: rng.normal(size=_concrete(s, n)).astype(np.float32) for name, s in inputs}

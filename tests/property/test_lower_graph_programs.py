@@ -38,7 +38,7 @@ from irkit.types import F32, I32, I64, I8, I1, FunctionType, RankedTensorType
 from irkit.dialects.func import FuncOp, ReturnOp
 from irkit.numeric_check import NumericCheckInstrumentation, NumericChecker
 from irkit.passes.lower_graph_to_loop import LowerGraphToLoop
-from irkit.runtime import DERIVATIVES_PIPELINE, LOWERING_PIPELINE, PLANNING_PIPELINE
+from irkit.passes import pipeline
 from test_dsl_numpy import _concrete, programs as dsl_programs
 
 # ---------------------------------------------------------------------------------------------
@@ -274,7 +274,7 @@ def test_lowered_graph_programs_match_the_interpreter(case):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_lowered_dsl_programs_match_the_interpreter(data):
-    from irkit.dsl import compile_source, model_modules
+    from irkit.frontend.dsl import compile_source, model_modules
     source, _, inputs, n, seed = data.draw(dsl_programs())
     top = compile_source(source, "rand.irk")
     module = model_modules(top)["rand"]
@@ -299,12 +299,12 @@ def test_compile_pipeline_is_numerically_verified_pass_by_pass(data):
     """Each pass of the compile pipeline, on a random model whose output is sometimes a
     conditional (switch/merge raised to graph.if, lowered to loop.if), keeps the results
     the interpreter computes before it; after lowering those are buffer contents."""
-    from irkit.dsl import compile_source, model_modules
+    from irkit.frontend.dsl import compile_source, model_modules
     source, *_ = data.draw(dsl_programs())
     source = maybe_conditional(source, data)
     module = model_modules(compile_source(source, "rand.irk"))["rand"]
     checker = NumericChecker(trials=1)
-    pm = PassManager.parse(f"{DERIVATIVES_PIPELINE},{LOWERING_PIPELINE},{PLANNING_PIPELINE}")
+    pm = PassManager.parse(pipeline.passes_between(None, pipeline.compiled_stage()))
     pm.add_instrumentation(NumericCheckInstrumentation(checker))
     pm.run(module)                     # NumericMismatchError names the first pass that differs
     # the sizes function of an output with `?` sizes (lower_graph/output_sizes.py) too
@@ -315,7 +315,7 @@ def test_compile_pipeline_is_numerically_verified_pass_by_pass(data):
 def test_unlowered_ops_are_reported_not_miscompiled():
     """The DSL's `if` is dataflow switch/merge until raised: an IRError naming the op and the
     pass that fixes it, not a crash or a miscompile."""
-    from irkit.dsl import compile_source, model_modules
+    from irkit.frontend.dsl import compile_source, model_modules
     source = "model m {\n  input x: f32[N]\n  out = if sum(x) < 0.0 { x } else { -x }\n" \
              "  output out\n}"
     module = model_modules(compile_source(source, "m.irk"))["m"]

@@ -487,7 +487,7 @@ def test_non_differentiable_path_is_an_error(mid):
 
 
 def test_non_differentiable_traits():
-    from irkit.autodiff import Linear, NonDifferentiable, is_differentiable
+    from irkit.ad_rules import Linear, NonDifferentiable, is_differentiable
     from irkit.opdef import has_trait
     for name in ("graph.cmp", "graph.and", "graph.or", "graph.not"):
         assert NonDifferentiable in {type(t) for t in lookup_op(name).traits}, name

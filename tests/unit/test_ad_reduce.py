@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from irkit.autodiff import is_differentiable, nondiff_operands
+from irkit.ad_rules import is_differentiable, nondiff_operands
 from irkit.diagnostics import IRError
 from irkit.interpreter import interpret
 from irkit.parser import parse_module

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from irkit.attributes import format_attr_entry
-from irkit.autodiff import is_differentiable
+from irkit.ad_rules import is_differentiable
 from irkit.diagnostics import IRError
 from irkit.dialects import load_all
 from irkit.dialects.graph import TensorSpec

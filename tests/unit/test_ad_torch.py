@@ -33,8 +33,8 @@ import irkit  # noqa: E402
 from irkit.attributes import ArrayAttr, DictionaryAttr, StringAttr, TypeAttr  # noqa: E402
 from irkit.builder import Builder  # noqa: E402
 from irkit.dialects.autodiff import GradOp  # noqa: E402
-from irkit.dsl import compile_source, model_modules  # noqa: E402
-from irkit.model import Model  # noqa: E402
+from irkit.frontend.dsl import compile_source, model_modules  # noqa: E402
+from irkit.runtime.model import Model  # noqa: E402
 from irkit.symbols import lookup_symbol_in  # noqa: E402
 from irkit.types import FunctionType  # noqa: E402
 

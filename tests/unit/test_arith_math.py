@@ -560,7 +560,7 @@ def test_verifier_messages(body, msg):
 
 def test_infer_result_types():
     from irkit.dialects.arith import AddIOp
-    from irkit.dialects.arith_float import CmpIOp
+    from irkit.dialects.arith.floating import CmpIOp
     m = parse_module("func.func @f(%a: vector<4xi32>) {\n  return\n}")
     a = next(o for o in m.walk() if o.name == "func.func").regions[0].blocks[0].args[0]
     assert str(AddIOp.build(a, a).results[0].type) == "vector<4xi32>"

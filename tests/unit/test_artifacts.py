@@ -65,12 +65,12 @@ def test_unwritable_json_is_named_and_nothing_is_left(tmp_path, capsys):
 def test_a_failure_mid_build_leaves_no_file(tmp_path, monkeypatch, capsys):
     """The header's temporary is written and LLVM has run when the C compiler fails: none
     of the three outputs, and no temporary, may remain."""
-    import irkit.library
+    import irkit.exporters.library
     from irkit.backends.llvm_cpu import BackendError
 
     def fail(source, obj_dir):
         raise BackendError("the C compiler is broken today")
-    monkeypatch.setattr(irkit.library, "compile_c", fail)
+    monkeypatch.setattr(irkit.exporters.library, "compile_c", fail)
     (tmp_path / "m.irk").write_text(MODEL_A)
     assert compile_main([str(tmp_path / "m.irk"), "-o", str(tmp_path / "x.so")]) == 1
     assert "the C compiler is broken today" in capsys.readouterr().err
@@ -98,7 +98,7 @@ def test_text_outputs_name_the_file_and_leave_nothing(tmp_path, capsys):
 def test_a_failed_rename_takes_back_the_outputs_already_in_place(tmp_path, monkeypatch):
     """Renames are the last step; should the second fail (a destination turned into a
     directory meanwhile, or Ctrl-C between two), the first output is removed again."""
-    from irkit.output_files import OutputFiles
+    from irkit.exporters.output_files import OutputFiles
     real_replace, calls = os.replace, []
 
     def replace(src, dst):

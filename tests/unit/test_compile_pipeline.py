@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import irkit
-from irkit.model import Model
+from irkit.runtime.model import Model
 from irkit.tools.compile import main as compile_main
 
 pytest.importorskip("llvmlite")
@@ -63,7 +63,7 @@ model lin {
   output y
 }
 """
-    from irkit.dsl import compile_source, model_modules
+    from irkit.frontend.dsl import compile_source, model_modules
     mod = model_modules(compile_source(src, "lin.irk"))["lin"]
     dev, jit = Model(mod), Model(mod, engine="jit")
     for n in dev.variables:
@@ -109,8 +109,8 @@ def test_unknown_engine_is_an_error():
 
 
 def test_output_dims_are_derived_from_the_inputs():
-    from irkit.dsl import compile_file, model_modules
-    from irkit.runtime import output_dims
+    from irkit.frontend.dsl import compile_file, model_modules
+    from irkit.runtime.shapes import output_dims
     mod = model_modules(compile_file(str(LOGREG)))["logreg"]
     fn = next(op for op in mod.regions[0].blocks[0].ops if op.name == "func.func")
     assert output_dims(fn) == [["N", 10], []]
@@ -260,7 +260,7 @@ def test_mlp_library_trains_like_dev_mode(tmp_path):
 def test_output_shape_from_the_shape_functions_on_actual_sizes():
     """`x[:, 0]` of a `?` axis then a reshape: no symbolic shape, but the graph ops' shape
     functions on the call's sizes give it."""
-    from irkit.dsl import compile_source, model_modules
+    from irkit.frontend.dsl import compile_source, model_modules
     src = """
 model first {
   input x: f32[B, T, 4]
@@ -281,7 +281,7 @@ def test_a_missing_lowering_is_an_error_not_a_skip():
     test that builds a JIT model fails on it), and no test in the suite catches a lowering
     error to skip: such a skip would hide a regression as a skip."""
     import ast
-    from irkit.dsl import compile_source, model_modules
+    from irkit.frontend.dsl import compile_source, model_modules
     from irkit.parser import parse_module
     from irkit.printer import print_op
     src = "model m {\n  input x: f32[N, 3]\n  y = exp(x)\n  output y\n}\n"
@@ -333,8 +333,9 @@ def test_verify_each_numeric_names_a_miscompiling_pass(tmp_path, monkeypatch, ca
     """`irkit-compile --verify-each=numeric` interprets every function around each pass of
     the compile pipeline; a pass slipped into it that turns an addf into a subf (on the
     lowered loops, so the check compares buffer contents) is named, with a reproducer."""
+    import dataclasses
     import importlib.util
-    import irkit.runtime
+    from irkit.passes import pipeline
     spec = importlib.util.spec_from_file_location(
         "irkit_test_plugin_passes", ROOT / "tests" / "plugins" / "testing_passes.py")
     spec.loader.exec_module(importlib.util.module_from_spec(spec))     # registers test passes
@@ -343,8 +344,9 @@ def test_verify_each_numeric_names_a_miscompiling_pass(tmp_path, monkeypatch, ca
     args = [str(src), "--emit=llvm", "-o", str(tmp_path / "m.ll"), "--verify-each=numeric",
             "--numeric-reproducer", str(tmp_path / "repro.mlir")]
     assert compile_main(args) == 0
-    monkeypatch.setattr(irkit.runtime, "LOWERING_PIPELINE",
-                        irkit.runtime.LOWERING_PIPELINE + ",test-miscompile")
+    stages = [dataclasses.replace(s, passes=s.passes + ",test-miscompile") if s.name == "loop"
+              else s for s in pipeline.STAGES]
+    monkeypatch.setattr(pipeline, "STAGES", tuple(stages))
     capsys.readouterr()
     assert compile_main(args) == 1
     err = capsys.readouterr().err

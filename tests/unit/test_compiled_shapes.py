@@ -3,7 +3,7 @@ symbolic dims (issue 12, defect 3), and run-time shape errors that name the op t
 its model line (defect 5).
 
 The runtime allocates outputs from the graph ops' own shape functions run on the call's
-sizes (`irkit.runtime.concrete_output_shapes`); the header documents them symbolically
+sizes (`irkit.runtime.shapes.concrete_output_shapes`); the header documents them symbolically
 (`output_dims`). A size read at run time (`graph.dim`, which a `broadcast_to` to `[N, 2]` and
 the derivatives of reshape, concat and the losses use) is carried to the ops that take it, so
 both derive. Expected values come from the interpreter and numpy, never from the runtime."""
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import irkit
-from irkit.dsl import compile_source, model_modules
-from irkit.model import Model
+from irkit.frontend.dsl import compile_source, model_modules
+from irkit.runtime.model import Model
 
 pytest.importorskip("llvmlite")
 
@@ -54,7 +54,7 @@ def _forward_fn(mod):
 
 
 def test_broadcast_to_symbolic_size_has_symbolic_output_dims():
-    from irkit.runtime import output_dims
+    from irkit.runtime.shapes import output_dims
     mod = model_modules(compile_source(BROADCAST, "bc.irk"))["b"]
     assert output_dims(_forward_fn(mod)) == [["N", 2]]
 

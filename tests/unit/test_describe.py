@@ -53,7 +53,7 @@ def test_addf_header_doc_and_example():
     report = describe("arith.addf")
     lines = report.split("\n")
     assert lines[0] == "arith.addf  (dialect arith)"
-    assert re.fullmatch(r"class AddFOp  dialects/arith_float\.py:\d+", lines[1])
+    assert re.fullmatch(r"class AddFOp  dialects/arith/floating\.py:\d+", lines[1])
     assert source_line(lines[1].split()[-1]).startswith("class AddFOp(")
     summary = "Floating-point addition (x + -0.0 folds to x; x + 0.0 does not, for x = -0.0)."
     assert f"  {summary}" in lines
@@ -77,7 +77,7 @@ def test_addf_traits_and_fields():
 def test_addf_fold_is_inherited_from_arith_op():
     rows = hook_rows(describe("arith.addf"))
     location, rest = rows["fold"].split("  ", 1)
-    assert location.startswith("dialects/arith_base.py:")
+    assert location.startswith("dialects/arith/base.py:")
     assert "def fold(" in source_line(location)
     assert rest == "(inherited from ArithOp)"
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import irkit
-from irkit.dsl import compile_file, compile_source, find_model
-from irkit.model import expand_derivatives
+from irkit.frontend.dsl import compile_file, compile_source, find_model
+from irkit.runtime.engines import expand_derivatives
 from irkit.symbols import lookup_symbol_in
 from irkit.tools.compile import main as compile_main
 from irkit.tools.opt import main as opt_main

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from irkit.dsl import DSLError, DSLSyntaxError, compile_source
+from irkit.frontend.dsl import DSLError, DSLSyntaxError, compile_source
 
 MODEL = """\
 model m {

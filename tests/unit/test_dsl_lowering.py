@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import irkit
-from irkit.dsl import compile_source, find_model
-from irkit.dsl.syntax import parse_program
+from irkit.frontend.dsl import compile_source, find_model
+from irkit.frontend.dsl.syntax import parse_program
 from irkit.interpreter import DEAD
 
 RNG = np.random.default_rng(0)

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from irkit.attributes import IntegerAttr
-from irkit.dialects import arith_fold as af
+from irkit.dialects.arith import fold as af
 from irkit.dialects import load_all
 from irkit.dialects.arith import ConstantOp
 from irkit.ir import Block, Value
@@ -286,7 +286,7 @@ def test_contract_detects_a_wrong_identity_fold(monkeypatch):
 
 def test_contract_detects_a_wrong_in_place_fold(monkeypatch):
     """Moving a constant to the right with an unmirrored predicate (c < x -> x < c)."""
-    from irkit.dialects import arith_float
+    from irkit.dialects.arith import floating as arith_float
     monkeypatch.setattr(arith_float, "CMPI_SWAPPED", tuple(range(10)))
     problems = check_op("arith.cmpi", arith_float.CmpIOp, np.random.default_rng(0))
     assert problems

@@ -32,8 +32,8 @@ from irkit.pass_manager import PassManager
 from irkit.types import F32, I1, I32
 
 load_all()
-from irkit.dialects import graph_elementwise as ge  # noqa: E402
-from irkit.dialects import graph_compare as gc  # noqa: E402
+from irkit.dialects.graph import elementwise as ge  # noqa: E402
+from irkit.dialects.graph import compare as gc  # noqa: E402
 
 SETTINGS = settings(max_examples=30, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -433,11 +433,11 @@ def test_keeps_shape():
       return
     }"""))
     x, s, one, d = [op for op in m.walk() if op.name == "func.func"][0].regions[0].blocks[0].args
-    assert ge._keeps_shape(x, x.type, [one])         # ? * [1] is x's size
-    assert not ge._keeps_shape(x, x.type, [s])       # x may be 1, stretched to 3
-    assert not ge._keeps_shape(x, x.type, [d])       # ? and ?: either may be 1
-    assert ge._keeps_shape(s, s.type, [d])           # ? must be 1 or 3: the result is 3
-    assert not ge._keeps_shape(one, one.type, [d])   # 1 stretches to ?
+    assert ge.keeps_shape(x, x.type, [one])         # ? * [1] is x's size
+    assert not ge.keeps_shape(x, x.type, [s])       # x may be 1, stretched to 3
+    assert not ge.keeps_shape(x, x.type, [d])       # ? and ?: either may be 1
+    assert ge.keeps_shape(s, s.type, [d])           # ? must be 1 or 3: the result is 3
+    assert not ge.keeps_shape(one, one.type, [d])   # 1 stretches to ?
 
 
 # ----- irkit-opt end to end -------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 from irkit.dialects.graph import ShapeError, TensorSpec
-from irkit.dialects.graph_nn import (
+from irkit.dialects.graph.nn import (
     AvgPool2dOp, BatchNormOp, Conv2dOp, LayerNormOp, MaxPool2dOp,
 )
 from irkit.interpreter import interpret

@@ -18,9 +18,9 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from irkit.dialects.graph import ShapeError, TensorSpec
-from irkit.dialects.graph_linalg import MatmulOp
-from irkit.dialects.graph_loss import CrossEntropyOp, LogSoftmaxOp, MseOp, SoftmaxOp
-from irkit.dialects.graph_reduce import (
+from irkit.dialects.graph.matmul import MatmulOp
+from irkit.dialects.graph.loss import CrossEntropyOp, LogSoftmaxOp, MseOp, SoftmaxOp
+from irkit.dialects.graph.reduce import (
     ArgmaxOp, ReduceMaxOp, ReduceMeanOp, ReduceMinOp, ReduceSumOp,
 )
 from irkit.interpreter import InterpreterError, interpret

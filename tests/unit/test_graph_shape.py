@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from irkit.attributes import format_attr_entry, numpy_dtype
 from irkit.dialects import load_all
 from irkit.dialects.graph import ShapeError, TensorSpec
-from irkit.dialects import graph_indexing as gi
-from irkit.dialects import graph_shape as gs
-from irkit.dialects import graph_slice as gsl
+from irkit.dialects.graph import indexing as gi
+from irkit.dialects.graph import shape as gs
+from irkit.dialects.graph import slicing as gsl
 from irkit.interpreter import interpret
 from irkit.parser import parse_module, parse_type
 from irkit.pass_manager import PassManager

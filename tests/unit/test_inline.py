@@ -14,7 +14,7 @@ import irkit
 from irkit.attributes import CallSiteLoc, NameLoc
 from irkit.parser import parse_module
 from irkit.pass_manager import PassManager, PassPipelineError, lookup_pass
-from irkit.passes.inline import _tarjan
+from irkit.passes.inline import strongly_connected_components
 from irkit.printer import print_op
 from irkit.symbols import lookup_symbol_in
 
@@ -269,7 +269,7 @@ def test_tarjan_is_bottom_up_and_iterative():
     chain = list(range(4, 5004))
     edges.update({n: [n + 1] for n in chain[:-1]})
     edges[chain[-1]] = []
-    sccs = _tarjan(list(edges), edges)
+    sccs = strongly_connected_components(list(edges), edges)
     assert sccs[:3] == [[3], [1, 2], [0]]
     assert sccs[3:] == [[n] for n in reversed(chain)]
 

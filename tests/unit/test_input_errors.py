@@ -15,7 +15,7 @@ import pytest
 
 from irkit.diagnostics import IRError, ParseError
 from irkit.source_files import decode_source
-from irkit.dsl import DSLError, DSLSyntaxError, compile_source
+from irkit.frontend.dsl import DSLError, DSLSyntaxError, compile_source
 from irkit.parser import parse_module
 
 #: line 1 is text; line 2 holds `x` then byte 0xff at byte offset 13, column 2

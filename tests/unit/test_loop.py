@@ -293,8 +293,8 @@ def test_canonicalize_removes_trivial_loops():
 
 @pytest.fixture(scope="module")
 def record_op():
-    from irkit.opdef import _DIALECTS, _REGISTRY, AnyType, Dialect, Index, Op, Operand, \
-        VarOperand
+    from irkit.opdef import AnyType, Dialect, Index, Op, Operand, VarOperand, \
+        unregister_dialect
     testpar = Dialect("testpar", "Test-only effects for loop.parallel.")
 
     @testpar.op
@@ -313,7 +313,7 @@ def record_op():
             return []
 
     yield StoreOp
-    del _REGISTRY["testpar.store"], _DIALECTS["testpar"]
+    unregister_dialect("testpar")
 
 
 def run_stores(m, *args) -> list:

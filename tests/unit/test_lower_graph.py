@@ -673,7 +673,7 @@ def test_dsl_training_steps():
     """The lecture's logistic regression from the DSL, differentiated: three SGD steps of the
     lowered @train_step update the variable buffers as the graph program updates its
     variables, and @forward then predicts the same probabilities."""
-    from irkit.dsl import compile_source, model_modules
+    from irkit.frontend.dsl import compile_source, model_modules
     top = compile_source(LOGREG, "logreg.irk")
     PassManager.parse("builtin.module(autodiff,canonicalize,cse)").run(top)
     graph = model_modules(top)["logreg"]
@@ -764,7 +764,7 @@ def test_compiled_training_steps():
     """The DSL's logistic regression, lowered and compiled: SGD steps on the variable buffers
     the caller owns give the graph interpreter's losses and parameters."""
     compile_module = _backend()
-    from irkit.dsl import compile_source, model_modules
+    from irkit.frontend.dsl import compile_source, model_modules
     top = compile_source(LOGREG, "logreg.irk")
     PassManager.parse("builtin.module(autodiff,canonicalize,cse)").run(top)
     graph = model_modules(top)["logreg"]

@@ -27,7 +27,7 @@ def _ops(m) -> list[str]:
 
 
 def _gate_source() -> str:
-    from irkit.dsl import compile_file, model_modules
+    from irkit.frontend.dsl import compile_file, model_modules
     top = compile_file(str(GATE))
     PassManager.parse("builtin.module(graph-raise-control-flow)").run(top)
     graph = model_modules(top)["gate"]

@@ -20,7 +20,7 @@ from irkit.pass_manager import PassManager
 from irkit.symbols import lookup_symbol_in
 # Importing the rule modules registers their lowerings.
 from irkit.passes.lower_graph import indexing, loss, slicing  # noqa: F401
-from irkit.dialects.graph_slice import END
+from irkit.dialects.graph.slicing import END
 
 from test_lower_graph import (
     _backend, _garbage, _initial_variables, check, lower, rand, run_graph, run_lowered, same,
@@ -214,7 +214,7 @@ BOUNDS = [0, 1, 2, 3, 5, 9, -1, -2, -4, -9, END, -END]
 
 def _slice_src(bounds, shape: str) -> str:
     from irkit.dialects.graph import TensorSpec
-    from irkit.dialects.graph_slice import slice_shape
+    from irkit.dialects.graph.slicing import slice_shape
     starts, stops, steps = zip(*bounds)
     dims = [None if d == "?" else int(d) for d in shape.split("x")]
     rshape = slice_shape(TensorSpec(tuple(dims), None),
@@ -347,7 +347,7 @@ def test_dsl_mlp_forward_and_training_steps():
     """examples/mlp.irk differentiated (cross_entropy with integer labels, one_hot in its
     gradient, Adam): three lowered @train_step calls update the variable buffers as the graph
     program updates its variables, and @forward (logits, loss, d_w1, d_b2) agrees."""
-    from irkit.dsl import compile_file, model_modules
+    from irkit.frontend.dsl import compile_file, model_modules
     top = compile_file(str(ROOT / "examples" / "mlp.irk"))
     PassManager.parse("builtin.module(autodiff,canonicalize,cse)").run(top)
     graph = model_modules(top)["mlp"]

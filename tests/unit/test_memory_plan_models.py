@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from irkit.dsl import compile_file, model_modules
+from irkit.frontend.dsl import compile_file, model_modules
 from irkit.pass_manager import PassManager
 from irkit.passes.plan_memory import plan_function, size_leaves, size_value
-from irkit.runtime import DERIVATIVES_PIPELINE, LOWERING_PIPELINE
+from irkit.passes import pipeline
 from irkit.tools.compile import main as compile_main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +23,7 @@ MAX_RATIO = 1.10
 
 def lowered_functions(name: str):
     for model, mod in model_modules(compile_file(str(ROOT / "examples" / name))).items():
-        PassManager.parse(f"{DERIVATIVES_PIPELINE},{LOWERING_PIPELINE}").run(mod)
+        PassManager.parse(pipeline.passes_between(None, "loop")).run(mod)
         for fn in mod.regions[0].blocks[0].ops:
             if fn.name == "func.func" and fn.regions[0].blocks \
                     and "graph.output_sizes_of" not in fn.attributes:   # no buffers to plan

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import irkit
-from irkit.model import Model
+from irkit.runtime.model import Model
 
 MODULE = """
 module @lin {
@@ -31,7 +31,7 @@ module @lin {
 
 @pytest.fixture
 def model():
-    pytest.importorskip("irkit.dialects.graph_linalg")       # graph.matmul
+    pytest.importorskip("irkit.dialects.graph.matmul")       # graph.matmul
     return Model(irkit.parse_module(MODULE))
 
 

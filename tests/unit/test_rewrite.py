@@ -4,7 +4,7 @@ and declarative peepholes."""
 import pytest
 
 from irkit.dialects.arith import AddFOp, MulFOp, SubFOp
-from irkit.dialects.arith_float import NegFOp
+from irkit.dialects.arith.floating import NegFOp
 from irkit.ir import Operation
 from irkit.parser import parse_module
 from irkit.peephole import peephole

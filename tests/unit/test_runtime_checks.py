@@ -27,9 +27,12 @@ pytest.importorskip("llvmlite")
 import irkit  # noqa: E402
 from irkit.backends.llvm_cpu import find_c_compiler  # noqa: E402
 from irkit.interpreter import InterpreterError  # noqa: E402
-from irkit.model import Model  # noqa: E402
+from irkit.runtime.model import Model  # noqa: E402
 from irkit.parser import parse_module  # noqa: E402
-from irkit.runtime import CompiledRunner, lower_model, lower_model_with_graph  # noqa: E402
+from irkit.runtime.compiled import (  # noqa: E402
+    CompiledRunner, lower_model, lower_model_with_graph,
+)
+from irkit.runtime.engines import CompiledEngine  # noqa: E402
 from irkit.tools.compile import main as compile_main  # noqa: E402
 
 CE = """\
@@ -101,7 +104,7 @@ def _module(path):
     """The model module of `path` (a DSL file, or graph IR holding one model)."""
     if path.suffix == ".mlir":
         return parse_module(path.read_text(), str(path))
-    from irkit.dsl import compile_file, model_modules
+    from irkit.frontend.dsl import compile_file, model_modules
     return next(iter(model_modules(compile_file(str(path))).values()))
 
 
@@ -126,7 +129,7 @@ def engines(tmp_path_factory):
             if path.suffix == ".irk":
                 assert compile_main([str(path), "-o", str(so)]) == 0
             else:
-                from irkit.library import write_library
+                from irkit.exporters.library import write_library
                 graph, lowered = lower_model_with_graph(module)
                 write_library({path.stem: lowered}, str(so), graphs={path.stem: graph})
         out[case] = (module, Model(module, engine="jit"),
@@ -208,7 +211,7 @@ def test_compiled_split_and_reshape_check_their_sizes(name, src, rows, words):
     the result types want `rows`, and the failing op, its line and the sizes are reported,
     where unchecked code read past x."""
     module = parse_module(src, name)
-    model = Model.from_runner("m", CompiledRunner.jit(lower_model(module)), "jit")
+    model = Model.from_engine("m", CompiledEngine(CompiledRunner.jit(lower_model(module)), "jit"))
     good = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
     want = Model(module).forward(x=good)
     for k, w in model.forward(x=good).items():

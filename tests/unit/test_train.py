@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import irkit
-from irkit.dsl import DSLError, compile_source, find_model
-from irkit.model import Model
+from irkit.frontend.dsl import DSLError, compile_source, find_model
+from irkit.runtime.model import Model
 
 ROOT = Path(__file__).resolve().parents[2]
 

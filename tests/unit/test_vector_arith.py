@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import irkit
-from irkit.dialects import arith_fold as af
+from irkit.dialects.arith import fold as af
 from irkit.diagnostics import IRError
 from irkit.dialects import load_all
 from irkit.opdef import BoolLike, FloatLike, SameOperandsAndResultType, SignlessIntegerLike, \

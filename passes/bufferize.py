@@ -1,0 +1,152 @@
+"""bufferize: functions on tensors (linalg, tensor, graph state and control) -> functions on
+buffers, in destination-passing style, in place where that is safe.
+
+The rules are in `irkit.passes.bufferization`; the calling convention, the variables and
+the output sizes are those of `lower-graph-to-loop` (docs/lowering.md), which this pass,
+after `lower-graph-to-linalg` and before `lower-linalg-to-loop`, replaces.
+"""
+
+from __future__ import annotations
+
+from irkit.attributes import ArrayAttr, DictionaryAttr, StringAttr, TypeAttr
+from irkit.ir import Operation
+from irkit.pass_manager import Pass, register_pass
+from irkit.symbols import lookup_symbol, symbol_name
+from irkit.types import FunctionType
+from irkit.dialects import linalg as _linalg, memory as _memory  # noqa: F401  (ops we build)
+from irkit.dialects.graph import VariableOp
+from irkit.passes.lower_graph.core import is_tensor
+from irkit.passes.lower_graph.output_sizes import output_sizes_function
+from irkit.passes.bufferization import BUFFERIZATIONS, Bufferization, BufferizeError
+from irkit.passes.bufferization.function import touches_tensors
+
+
+def has_tensors(f: Operation) -> bool:
+    """A function with tensors in its signature, tensor values in its body, or graph ops."""
+    ftype: FunctionType = f.properties["function_type"].value
+    if any(is_tensor(t) for t in (*ftype.inputs, *ftype.results)):
+        return True
+    return any(op.name.startswith("graph.") or touches_tensors(op)
+               for region in f.regions for op in region.ops)
+
+
+def variables_of(f: Operation) -> list[VariableOp]:
+    """The graph.variables `f` reads or assigns, in declaration order."""
+    found = {}
+    for op in f.walk():
+        if op.name in ("graph.read", "graph.assign"):
+            var = lookup_symbol(op, op.properties["variable"])
+            if var is None:
+                raise BufferizeError(f"'{op.properties['variable'].format()}' does not name a "
+                                     "graph.variable", op.location)
+            found[id(var)] = var
+
+    def declared_at(var: Operation) -> tuple:
+        block = var.parent
+        return (id(block), list(block.ops).index(var) if block is not None else 0)
+
+    return sorted(found.values(), key=declared_at)
+
+
+def move_variables_to_attributes(root: Operation) -> None:
+    """Replace the graph.variable declarations by a `graph.variables` attribute of the module
+    holding them: one dictionary per variable (name, tensor type, initializer and its
+    arguments), in declaration order: what a runtime needs to make the buffers it passes."""
+    by_module: dict = {}
+    for var in [v for v in root.walk() if isinstance(v, VariableOp)]:
+        entry = {"name": StringAttr(var.var_name), "type": TypeAttr(var.tensor_type),
+                 "initializer": var.properties["initializer"]}
+        if var.properties.get("init_args") is not None:
+            entry["init_args"] = var.properties["init_args"]
+        by_module.setdefault(var.parent_op, []).append(DictionaryAttr(entry))
+        var.erase()
+    for module, entries in by_module.items():
+        module.attributes["graph.variables"] = ArrayAttr(entries)
+
+
+def first_tensor_op(root: Operation) -> Operation | None:
+    """The first op (pre-order) that still takes or makes a tensor."""
+    for op in root.walk(post_order=False):
+        if any(is_tensor(v.type) for v in (*op.operands, *op.results)):
+            return op
+    return None
+
+
+@register_pass
+class Bufferize(Pass):
+    """Bufferize functions on tensors: memref arguments and outputs, linalg ops on memrefs,
+    views and copies, fresh buffers allocated and freed.
+
+    Algorithm:
+      1. Find the functions with tensors (in the signature or the body) or graph ops. A
+         `func.call` of one is an error (its signature changes).
+      2. Per function, the calling convention of `lower-graph-to-loop`: tensor arguments
+         become memrefs of the same shape, each tensor result a trailing output memref
+         `{graph.output = k}` the caller provides, then one memref per graph.variable used
+         `{graph.variable = "name"}` (declaration order), then the status buffer
+         `{graph.status}` once something is checked.
+      3. Plan destinations: a value returned (the first time) is computed in its output; a
+         value whose only use is the init of a later op in its block is computed where that
+         op's result goes (a fill, then a reduction into it, then returned: all in the
+         output).
+      4. Walk the body in order, giving each tensor value a buffer:
+         - a structured op writes result j into the planned buffer; else into its init's
+           buffer in place when the init owns a fresh buffer made in the same block and no
+           use of the init or of a view of it comes at or after the op (uses inside the
+           op's body and in either branch of a later `graph.if` count), or when the init is
+           a window sliced from such a buffer that the result goes back into, unread in
+           between (then the insert copies nothing); else into a fresh `memory.alloc`,
+           which receives a copy of the init first when the body reads it. An init that is
+           a `tensor.empty` has nothing to copy;
+         - `tensor.extract_slice`, `tensor.cast` and reshapes are views (`memory.subview`,
+           the same buffer, `memory.view` of a buffer allocated as raw bytes because it is
+           reshaped); the other tensor ops write into destinations chosen as in the
+           previous point (see `bufferization/tensors.py`);
+         - graph ops without a rule here are lowered by their loop rule (`LOWERINGS`),
+           `graph.check` becomes `memory.check`, `graph.read` copies only when the variable
+           is assigned while the value or a view of it is still read.
+      5. Free each fresh buffer after the last op of its block that reads it or a view of
+         it; a buffer overwritten in place is freed with the result that took it over. At
+         the return, copy into the outputs what was not computed there.
+      6. Replace the graph.variable declarations by the module attribute `graph.variables`
+         (unless `keep-variables`), add `<fn>_output_sizes` (with `output-sizes`), and fail
+         with a located error at the first op still taking or making a tensor.
+
+    Options as `lower-graph-to-loop`: `parallel` for the loops of the graph ops lowered
+    straight to loops, `max-constant-elements`, `keep-variables`, `output-sizes`.
+    """
+
+    name = "bufferize"
+    anchor = "builtin.module"
+    parallel: bool = True
+    max_constant_elements: int = 256
+    keep_variables: bool = False
+    output_sizes: bool = False
+
+    #: op name or class -> rule (`irkit-opt --describe` lists an op's entry); graph ops
+    #: without one go through `lower-graph-to-loop`'s table
+    lowerings = BUFFERIZATIONS
+
+    def run(self, op: Operation) -> None:
+        funcs = [f for f in op.walk() if f.name == "func.func" and has_tensors(f)]
+        names = {symbol_name(f) for f in funcs}
+        for call in op.walk():
+            if call.name == "func.call" and call.properties["callee"].root in names:
+                callee = lookup_symbol(call, call.properties["callee"])
+                if callee in funcs:
+                    raise BufferizeError(f"cannot bufferize 'func.call' of '@"
+                                         f"{symbol_name(callee)}': the callee's signature "
+                                         "changes", call.location)
+        for f in funcs:
+            bz = Bufferization(f, variables_of(f), self.parallel, self)
+            bz.run()
+            sizes = output_sizes_function(bz) if self.output_sizes else None
+            if sizes is not None:
+                f.parent.insert_after(f, sizes)
+        if not self.keep_variables:
+            move_variables_to_attributes(op)
+        left = first_tensor_op(op)
+        if left is not None:
+            raise BufferizeError(f"'{left.name}' still takes or makes a tensor after "
+                                 "bufferize", left.location)
+

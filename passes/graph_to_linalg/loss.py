@@ -1,0 +1,174 @@
+"""Rules for the ops of graph/loss.py: softmax, log_softmax, cross_entropy and mse, as
+reduction and elementwise `linalg.generic`s with the numerics of today's loop rules
+(passes/lower_graph/reduce.py and loss.py).
+
+- softmax and log_softmax take the same three passes over their axis as the numpy reference
+  (graph/loss.py): the maximum m (a reduction generic from -inf), then the sum of
+  `exp(x - shift)` (shift = m, or 0 where m is not finite) carried wide by
+  `core.Accumulator`, rounded once per slice (log_softmax takes the `log` of the wide sum
+  first) by a small elementwise generic, then the normalization over the operand's shape:
+  `exp(x - shift) / sum` (the exponential recomputed, the same bits as the stored one) or
+  `(x - shift) - log_sum`. The shift is recomputed in each body from m (a select), rather
+  than stored in a tensor of its own.
+- cross_entropy, logits [B, C]: the row maximum and the wide sum of exponentials as above,
+  log_sum rounded per row; then the row terms and their sum over the batch in one
+  reduction generic into a 0-d wide output, and `-(sum) / B` rounded once.
+  Integer labels: the term is `(x[b, label] - shift) - log_sum`, the logit read with
+  `tensor.extract` at the label, after a `graph.check` that the label is in [0, C)
+  (numpy's message); the index is clamped to 0 when it is not, so nothing out of range is
+  read. Float targets [B, C]: the terms `labels[b, c] * ((x[b, c] - shift) - log_sum)`
+  over both axes, each widened and added in the same wide sum.
+- mse: `sum((p - q)^2) / n` over the broadcast shape of the operands (read as elementwise
+  operands are, `core.Read`), the difference taken in the accumulation type, then rounded.
+"""
+
+from __future__ import annotations
+
+from irkit.attributes import IntegerAttr
+from irkit.ir import Operation, Value
+from irkit.types import I64, INDEX, FloatType
+from irkit.dialects.graph import TensorSpec, checked_axis
+from irkit.dialects.linalg import PARALLEL, REDUCTION, IndexOp
+from irkit.dialects.tensor import ExtractOp
+from irkit.passes.graph_to_linalg.core import (
+    Accumulator, FunctionConversion, Read, broadcast_shape, broadcast_sizes, converts,
+    identity_map, projection, read_all,
+)
+from irkit.passes.graph_to_linalg.reduce import (
+    kept_axes, lowest, reduce_generic, reduced_sizes, reduced_type,
+)
+
+
+def _shift(s, m):
+    """The maximum to subtract: m, or 0 where it is not finite."""
+    return s.select(s.isfinite(m), m, s.const(0.0, m))
+
+
+def slice_max(cv: FunctionConversion, x: Value, axis: int) -> Value:
+    """The maximum of `x` along `axis`, from -inf (so an empty axis gives -inf)."""
+    init = cv.filled(reduced_type(x, (axis,)), reduced_sizes(cv, x, (axis,)),
+                     lowest(x.type.element, -1))
+    return reduce_generic(cv, x, (axis,), [init], lambda s, a: [s.max(a[1], a[0])])[0]
+
+
+def exp_sum(cv: FunctionConversion, acc: Accumulator, x: Value, axis: int, m: Value
+            ) -> list[Value]:
+    """The carried tensors of the sum of `exp(x - shift(m))` along `axis`."""
+    rank = x.type.rank
+    outs = acc.outputs(cv, reduced_type(x, (axis,)).shape, reduced_sizes(cv, x, (axis,)))
+    m_map = projection(rank, kept_axes(rank, (axis,)))
+    n = acc.count
+
+    def body(s, args):
+        elem, mx = args[0], args[1]
+        return acc.add(s, args[2:2 + n], s.exp(s.sub(elem, _shift(s, mx))))
+
+    return reduce_generic(cv, x, (axis,), outs, body, others=[(m, m_map)])
+
+
+def _softmax(cv: FunctionConversion, op: Operation, log: bool) -> list[Value]:
+    x, t = op.operand, op.result.type
+    axis = checked_axis(op.props()["axis"], TensorSpec.of(x.type))
+    rank = x.type.rank
+    acc = Accumulator(t.element)
+    m = slice_max(cv, x, axis)
+    carried = exp_sum(cv, acc, x, axis, m)
+    row_type = reduced_type(x, (axis,))
+    if log:
+        total = acc.finish(cv, carried, row_type, lambda s, v: s.log(v))
+    else:
+        total = acc.finish(cv, carried, row_type)
+    row_map = projection(rank, kept_axes(rank, (axis,)))
+    out = cv.empty(t, cv.sizes(x))
+
+    def body(s, args):
+        elem, mx, tot = args[:3]
+        shifted = s.sub(elem, _shift(s, mx))
+        return [s.sub(shifted, tot) if log else s.div(s.exp(shifted), tot)]
+
+    maps = [identity_map(rank), row_map, row_map, identity_map(rank)]
+    return cv.generic([x, m, total], [out], maps, [PARALLEL] * rank, body)
+
+
+@converts("graph.softmax")
+def convert_softmax(cv: FunctionConversion, op: Operation) -> list[Value]:
+    return _softmax(cv, op, log=False)
+
+
+@converts("graph.log_softmax")
+def convert_log_softmax(cv: FunctionConversion, op: Operation) -> list[Value]:
+    return _softmax(cv, op, log=True)
+
+
+@converts("graph.cross_entropy")
+def convert_cross_entropy(cv: FunctionConversion, op: Operation) -> list[Value]:
+    x, labels, t = op.logits, op.labels, op.result.type
+    et = t.element
+    acc = Accumulator(et)
+    batch, classes = cv.sizes(x)
+    m = slice_max(cv, x, 1)
+    log_sum = acc.finish(cv, exp_sum(cv, acc, x, 1, m), reduced_type(x, (1,)),
+                         lambda s, v: s.log(v))
+    outs = acc.outputs(cv, (), [])
+    n = acc.count
+    top = cv.scalars()
+    if isinstance(labels.type.element, FloatType):
+        # float targets: sum over (b, c) of labels[b, c] * ((x[b, c] - shift) - log_sum[b])
+        row = projection(2, [0])
+
+        def soft(s, args):
+            elem, target, mx, ls = args[:4]
+            lsm = s.sub(s.sub(elem, _shift(s, mx)), ls)
+            return acc.add(s, args[4:4 + n], s.mul(target, lsm))
+
+        maps = [identity_map(2), identity_map(2), row, row] + [projection(2, [])] * n
+        carried = cv.generic([x, labels, m, log_sum], outs, maps, [REDUCTION] * 2, soft)
+    else:
+        n_classes = top.cast(classes, I64)
+
+        def hard(s, args):
+            label, mx, ls = args[:3]
+            wide = s.cast(label, I64)
+            ok = s.and_(s.cmp("ge", wide, s.const(0, I64)), s.cmp("lt", wide, n_classes))
+            cv.check(ok, wide, n_classes, "label {value} is out of range for {bound} classes",
+                     s.b)
+            at = s.select(ok, s.cast(wide, INDEX), s.const(0, INDEX))      # clamped
+            i = s.b.create(IndexOp, dim=IntegerAttr(0, I64)).result
+            picked = s.b.create(ExtractOp, x, [i, at]).result
+            return acc.add(s, args[3:3 + n], s.sub(s.sub(picked, _shift(s, mx)), ls))
+
+        row = projection(1, [0])
+        maps = [row, row, row] + [projection(1, [])] * n
+        carried = cv.generic([labels, m, log_sum], outs, maps, [REDUCTION], hard)
+    count = top.cast(batch, acc.type)
+    return [acc.finish(cv, carried, t, lambda s, v: s.div(s.neg(v), count))]
+
+
+@converts("graph.mse")
+def convert_mse(cv: FunctionConversion, op: Operation) -> list[Value]:
+    p, q, t = op.pred, op.target, op.result.type
+    acc = Accumulator(t.element)
+    shape = broadcast_shape(p.type.shape, q.type.shape)
+    sizes = broadcast_sizes(cv, shape, [p, q])
+    rank = len(shape)
+    reads = [Read(cv, v, shape, sizes) for v in (p, q)]
+    inputs = [r.v for r in reads if r.kind == "input"]
+    outs = acc.outputs(cv, (), [])
+    n = acc.count
+
+    def body(s, args):
+        a, b = read_all(reads, args[:len(inputs)], s)
+        d = s.sub(acc.widen(s, a), acc.widen(s, b))
+        return acc.add(s, args[len(inputs):len(inputs) + n], s.mul(d, d))
+
+    maps = [r.map for r in reads if r.kind == "input"] + [projection(rank, [])] * n
+    carried = cv.generic(inputs, outs, maps, [REDUCTION] * rank, body, domain=sizes)
+    top = cv.scalars()
+    total = cv.index(1)
+    for size in sizes:
+        total = size if total is cv.index(1) else top.mul(total, size)
+    count = top.cast(total, acc.type)
+    return [acc.finish(cv, carried, t, lambda s, v: s.div(v, count))]
+
+
+__all__ = ["slice_max", "exp_sum"]

@@ -1,0 +1,90 @@
+"""The compile pipeline as one table: each stage of the lowering ladder, and the passes that
+take a module from the stage above to it.
+
+Everything that compiles reads this table and nothing else: `irkit-compile --emit=STAGE`
+prints the module after the row STAGE (the rows are its `--emit` choices), the interpreter
+engine runs the rows up to `DEV_STAGE`, and the JIT engine and the shared-library compiler
+run every row, the last one's module being what the backend compiles. The runtime keeps a
+copy of the module at `GRAPH_STAGE` for the graph ops' shape functions.
+
+A new level of the ladder is one row: say a `linalg` stage between `autodiff` and `loop`,
+
+    Stage("linalg", "lower-graph-to-linalg,canonicalize,cse", "structured kernels ..."),
+
+and `--emit=linalg`, the JIT and the library compiler all go through it; the row below it
+then starts from its output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from irkit.pass_manager import PassManager
+from irkit.passes import register_all
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One row: the stage's `--emit` name, the textual pipeline that takes the module from
+    the stage above to this one ("" for the first), and what the module is afterwards."""
+
+    name: str
+    passes: str
+    doc: str
+
+
+#: the ladder, top to bottom
+STAGES: tuple[Stage, ...] = (
+    Stage("graph", "",
+          "the DSL's own output: the graph dialect, one nested module per model; derivatives "
+          "are still requests (`autodiff.grad` from `grad` and `train` clauses)"),
+    Stage("autodiff", "graph-raise-control-flow,autodiff,canonicalize,cse",
+          "switch/merge raised to `graph.if` first (the backward graph of a `graph.if` is "
+          "`graph.if`s, while that of switch/merge joins values across branches and cannot "
+          "be raised afterwards), then every derivative request replaced by the graph ops it "
+          "stands for, simplified"),
+    Stage("loop", "lower-graph-to-loop{output-sizes=true},canonicalize,cse",
+          "every graph function a function over memrefs (the calling convention of "
+          "docs/lowering.md) with its `<name>_output_sizes` sibling, the variables a "
+          "`graph.variables` module attribute; each temporary its own `memory.alloc`"),
+    Stage("memory", "plan-memory,canonicalize,cse",
+          "each function's temporaries views of one planned arena "
+          "(docs/memory_planning.md): what the backend compiles"),
+)
+
+#: the stage the interpreter runs (dev mode): graph ops only, derivatives expanded
+DEV_STAGE = "autodiff"
+#: the last stage whose functions are graph functions: the runtime runs their shape
+#: functions on the actual input sizes to allocate a compiled function's outputs
+GRAPH_STAGE = "autodiff"
+
+
+def stage_names() -> list[str]:
+    """The stages, top to bottom: `irkit-compile`'s `--emit` choices for IR."""
+    return [s.name for s in STAGES]
+
+
+def compiled_stage() -> str:
+    """The last stage: the module the backend compiles."""
+    return STAGES[-1].name
+
+
+def passes_between(start: str | None, stop: str) -> str:
+    """The textual pipeline that takes a module at stage `start` (None: the DSL's output)
+    to stage `stop`: the rows after `start` up to and including `stop`, joined."""
+    names = stage_names()
+    for name in (start, stop):
+        if name is not None and name not in names:
+            raise ValueError(f"no stage {name!r} in the pipeline (stages: {', '.join(names)})")
+    first = 0 if start is None else names.index(start) + 1
+    last = names.index(stop)
+    if last < first - 1:
+        raise ValueError(f"stage {stop!r} comes before stage {start!r}")
+    return ",".join(s.passes for s in STAGES[first:last + 1] if s.passes)
+
+
+def pass_manager(start: str | None, stop: str, **options) -> PassManager:
+    """A pass manager for `passes_between(start, stop)`, every pass of irkit known
+    (`options` go to `PassManager`)."""
+    register_all()
+    return PassManager.parse(passes_between(start, stop), **options)

@@ -1,0 +1,81 @@
+"""A model function's inputs as the runtime sees them: their declared names, element types
+and dims (`InputSpec`), and the checks every engine runs before anything else.
+
+Inputs are checked in the user's terms: a missing or unknown input, a rank or size that does
+not match the declaration, a symbolic dimension (`N`) given two different sizes by two
+inputs, or an element type that cannot be converted without losing its kind (floats for
+integer labels). Each is a `ValueError` naming the input, the expected and the actual shape.
+Conversions within a kind (float64 data for an f32 input, int64 labels for i32) are done, as
+numpy's `same_kind` casting allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One input of an entry point: its name, element type and dims (ints or symbols)."""
+
+    name: str
+    dtype: np.dtype
+    dims: tuple
+    element: str = ""       # the IR spelling of the element type (`f32`), used in messages
+
+    def describe(self) -> str:
+        return f"{self.element or self.dtype.name}[{', '.join(map(str, self.dims))}]"
+
+
+def check_inputs(specs: list[InputSpec], given: dict, fn_name: str) -> list[np.ndarray]:
+    """The inputs as arrays in declaration order, or a ValueError saying what is wrong."""
+    names = [s.name for s in specs]
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise ValueError(f"{fn_name}: missing input{'s' if len(missing) > 1 else ''} "
+                         f"{', '.join(repr(n) for n in missing)} (expects {', '.join(names)})")
+    unknown = [n for n in given if n not in names]
+    if unknown:
+        raise ValueError(f"{fn_name}: unknown input {unknown[0]!r} (expects "
+                         f"{', '.join(names)})")
+    bound: dict[str, tuple[int, str]] = {}
+    out = []
+    for s in specs:
+        arr = np.asarray(given[s.name])
+        want = f"{s.describe()}"
+        if arr.ndim != len(s.dims):
+            raise ValueError(f"{fn_name}: input {s.name!r} expects {want}, got an array of "
+                             f"shape {list(arr.shape)}")
+        for axis, (d, n) in enumerate(zip(s.dims, arr.shape)):
+            if isinstance(d, int) and d != n:
+                raise ValueError(f"{fn_name}: input {s.name!r} expects {want}, got shape "
+                                 f"{list(arr.shape)} (axis {axis} is {n}, not {d})")
+            if isinstance(d, str) and d != "?":
+                first = bound.setdefault(d, (n, s.name))
+                if first[0] != n:
+                    raise ValueError(f"{fn_name}: dimension {d} is {first[0]} in input "
+                                     f"{first[1]!r} but {n} in input {s.name!r}")
+        if arr.dtype != s.dtype:
+            if not np.can_cast(arr.dtype, s.dtype, "same_kind"):
+                raise ValueError(f"{fn_name}: input {s.name!r} expects {s.element} "
+                                 f"elements, got {arr.dtype.name}")
+            arr = arr.astype(s.dtype)
+        out.append(arr)
+    return out
+
+
+def bind_dims(specs, arrays) -> dict:
+    """symbol -> size, from checked inputs (check_inputs made them consistent)."""
+    bound = {}
+    for s, a in zip(specs, arrays):
+        for d, n in zip(s.dims, a.shape):
+            if isinstance(d, str) and d != "?":
+                bound.setdefault(d, n)
+    return bound
+
+
+def contiguous(a: np.ndarray) -> np.ndarray:
+    """`a`, or a row-major copy of it (np.ascontiguousarray would make a 0-d array 1-d)."""
+    return a if a.flags.c_contiguous else np.array(a, order="C")

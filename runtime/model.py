@@ -1,0 +1,205 @@
+"""The model object users call: `irkit.load_model("m.irk", model="mlp").forward(x=...)`.
+
+A `Model` wraps one model's module (`module @mlp { graph.variable ...; func.func @forward }`)
+and an *engine* that runs its functions (`irkit.runtime.engines`: the reference interpreter,
+code compiled in process, or a shared library loaded with `irkit.load`). The signature comes
+from the IR itself, not from the DSL: `@forward`'s arguments carry `{graph.name, graph.dims}`
+and its results `{graph.name}`, so a module read back from text, or a compiled library,
+describes itself the same way.
+
+Training: a model with a `train` clause has a second function `@train_step` (same inputs,
+result `loss`): forward, backward and the optimizer's update, which assigns the params and
+the optimizer's state variables. `Model.train_step(**batch)` runs it once, so the arrays in
+`model.variables` (params and optimizer state alike) change in place between calls.
+
+Inputs are checked before anything runs, in the user's terms (`irkit.runtime.inputs`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import MutableMapping
+from pathlib import Path
+
+import numpy as np
+
+from irkit.dialects import register_all
+from irkit.frontend.dsl import compile_file, model_modules
+from irkit.ir import Operation
+from irkit.runtime.compiled import CompiledRunner
+from irkit.runtime.engines import ENGINES, CompiledEngine, Engine
+from irkit.symbols import symbol_name
+
+
+class Variables(MutableMapping):
+    """The model's parameters by name: reading gives the live array, assigning checks the
+    shape and converts the element type (so a typo cannot silently change a model)."""
+
+    def __init__(self, store: dict, types: dict) -> None:
+        self._store = store
+        self._types = types         # name -> (shape, numpy dtype)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._types:
+            raise KeyError(f"no variable {name!r} (variables: {', '.join(self._types)})")
+        return self._store[name]
+
+    def __setitem__(self, name: str, value) -> None:
+        if name not in self._types:
+            raise KeyError(f"no variable {name!r} (variables: {', '.join(self._types)})")
+        shape, dtype = self._types[name]
+        arr = np.asarray(value)
+        if arr.shape != shape:
+            raise ValueError(f"variable {name!r} has shape {list(shape)}, got "
+                             f"{list(arr.shape)}")
+        if not np.can_cast(arr.dtype, dtype, "same_kind"):
+            raise ValueError(f"variable {name!r} holds {np.dtype(dtype).name}, got "
+                             f"{arr.dtype.name}")
+        self._store[name] = np.array(arr, dtype=dtype)
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("variables cannot be deleted")
+
+    def __iter__(self):
+        return iter(self._types)
+
+    def __len__(self) -> int:
+        return len(self._types)
+
+    def __repr__(self) -> str:
+        return "Variables(" + ", ".join(f"{n}: {list(s)}" for n, (s, _) in
+                                        self._types.items()) + ")"
+
+
+class Model:
+    """One model of a DSL file (or any module with a `@forward` function), run by an engine:
+    one of `ENGINES` by name (`"interpreter"`, `"jit"`), or an `Engine` (`from_engine`).
+
+    A module that still holds derivative requests is copied and the copy expanded (the
+    caller's module is left as it was)."""
+
+    def __init__(self, module: Operation, engine: str = "interpreter", *,
+                 opt_level: int = 2) -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}; available: "
+                             f"{', '.join(repr(e) for e in ENGINES)}")
+        self._init(symbol_name(module) or "model", ENGINES[engine](module, opt_level))
+
+    @classmethod
+    def from_engine(cls, name: str, engine: Engine) -> "Model":
+        """A model run by `engine` (a library's code, `irkit.load`)."""
+        self = cls.__new__(cls)
+        self._init(name, engine)
+        return self
+
+    def _init(self, name: str, engine: Engine) -> None:
+        self.name = name
+        self._engine = engine
+        self.engine = engine.name
+        self.module = engine.module
+        functions = engine.functions()
+        if "forward" not in functions:
+            raise ValueError(f"model {name!r} has no function @forward")
+        self._train_step = "train_step" if "train_step" in functions else None
+        self.inputs = engine.inputs("forward")
+        self.outputs = engine.outputs("forward")
+        self._store: dict = {}
+        types = {}
+        for vname, (value, shape, dtype) in engine.variables().items():
+            self._store[vname] = value
+            types[vname] = (tuple(shape), dtype)
+        self.variables = Variables(self._store, types)
+
+    def save(self, path: str | Path) -> None:
+        """Write every variable (params and optimizer state) to an `.npz` file."""
+        np.savez(path, **{n: np.asarray(self.variables[n]) for n in self.variables})
+
+    def restore(self, path: str | Path) -> None:
+        """Read the variables written by `save` (any engine); every variable must be there
+        with its shape, and no other array."""
+        with np.load(path) as data:
+            names = set(data.files)
+            missing = [n for n in self.variables if n not in names]
+            unknown = sorted(names - set(self.variables))
+            if missing or unknown:
+                raise ValueError(f"{path}: does not match model {self.name!r}: "
+                                 + "; ".join(p for p in (
+                                     missing and f"missing {', '.join(missing)}",
+                                     unknown and f"unknown {', '.join(unknown)}") if p))
+            for n in self.variables:
+                self.variables[n] = data[n]
+
+    def forward(self, **inputs) -> dict:
+        """Run `@forward`: a dict from output name to numpy array."""
+        return self._run(self._forward, inputs, self.outputs)
+
+    @property
+    def trainable(self) -> bool:
+        """Whether the model has a `train` clause (a `@train_step` function)."""
+        return self._train_step is not None
+
+    def train_step(self, **batch) -> dict:
+        """Run `@train_step` once on a batch (the same inputs as `forward`): one optimizer
+        step, which updates the params and the optimizer state in `variables`. Returns
+        {"loss": the loss before the update}."""
+        if self._train_step is None:
+            raise ValueError(f"model {self.name!r} has no train clause: add `train LOSS with "
+                             f"OPTIMIZER(...)` to give it a train_step")
+        if self._runner is not None:
+            return self._run(self._train_step, batch, None)
+        return self._run(self._train_step, batch, _result_names(self._train_step))
+
+    def forward(self, **inputs) -> dict:
+        """Run `@forward`: a dict from output name to numpy array."""
+        return self._engine.run("forward", self.name, inputs, self._store)
+
+    @property
+    def trainable(self) -> bool:
+        """Whether the model has a `train` clause (a `@train_step` function)."""
+        return self._train_step is not None
+
+    def train_step(self, **batch) -> dict:
+        """Run `@train_step` once on a batch (the same inputs as `forward`): one optimizer
+        step, which updates the params and the optimizer state in `variables`. Returns
+        {"loss": the loss before the update}."""
+        if self._train_step is None:
+            raise ValueError(f"model {self.name!r} has no train clause: add `train LOSS with "
+                             f"OPTIMIZER(...)` to give it a train_step")
+        return self._engine.run("train_step", self.name, batch, self._store)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"{s.name}: {s.describe()}" for s in self.inputs)
+        return f"<Model {self.name}({ins}) -> {', '.join(self.outputs)} [{self.engine}]>"
+
+
+def load_model(path: str | Path, model: str | None = None,
+               engine: str = "interpreter", opt_level: int = 2) -> Model:
+    """Compile a `.irk` file and return one of its models, ready to run on `engine` (its
+    derivative requests expanded into graph ops for the interpreter, as `Model` does).
+
+    `model` may be left out when the file defines exactly one model. `engine="jit"` lowers
+    the model to loops and compiles it in process (`opt_level` 0..3); the result has the same
+    API.
+    """
+    top = compile_file(str(path))
+    models = model_modules(top)
+    if model is None:
+        if len(models) != 1:
+            raise ValueError(f"{path} defines {len(models)} models "
+                             f"({', '.join(models)}); choose one with model=")
+        model = next(iter(models))
+    if model not in models:
+        raise ValueError(f"{path} has no model {model!r} (models: {', '.join(models)})")
+    return Model(models[model], engine, opt_level=opt_level)
+
+
+def load(path: str | Path, model: str | None = None) -> Model:
+    """A model of a shared library built by `irkit-compile model.irk -o model.so` (engine
+    "shared"), called through ctypes; its metadata is read from the sidecar `model.so.json`
+    and checked against the library (`irkit.exporters.library`)."""
+    from irkit.exporters.library import open_library
+    register_all()
+    lib = open_library(os.fspath(path), model)
+    runner = CompiledRunner(lib.lowered, lib.functions, lib.handle, prefix=f"{lib.model}_",
+                            graph=lib.graph)
+    return Model.from_engine(lib.model, CompiledEngine(runner, "shared"))
