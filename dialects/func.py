@@ -82,10 +82,25 @@ class FuncOp(Op):
                     raise self.error(_signature_mismatch("entry block argument", i, a.type, t))
         elif self.sym_visibility is None or self.sym_visibility.value == "public":
             raise self.error("symbol declaration cannot have public visibility")
-        for key, n in (("arg_attrs", len(ftype.inputs)), ("res_attrs", len(ftype.results))):
-            a = self.properties.get(key)
-            if a is not None and len(a) != n:
-                raise self.error(f"expects {key} to have {n} elements, but got {len(a)}")
+        self._verify_arg_attrs("arg_attrs", "argument", len(ftype.inputs))
+        self._verify_arg_attrs("res_attrs", "result", len(ftype.results))
+
+    def _verify_arg_attrs(self, key: str, kind: str, n: int) -> None:
+        """One dictionary per argument (result) whose names are all dialect attributes
+        (`{graph.name = ...}`): an undotted name has no dialect to give it a meaning."""
+        attrs = self.properties.get(key)
+        if attrs is None:
+            return
+        if len(attrs) != n:
+            raise self.error(f"expects {kind} attribute array to have the same number of "
+                             f"elements as the number of function {kind}s, got {len(attrs)}, "
+                             f"but expected {n}")
+        for d in attrs:
+            if not isinstance(d, DictionaryAttr):
+                raise self.error(f"expects {kind} attribute dictionary to be a DictionaryAttr, "
+                                 f"but got `{d}`")
+            if any("." not in name for name in d.value):
+                raise self.error(f"{kind}s may only have dialect attributes")
 
     # ----- custom assembly ----------------------------------------------------------------
 
@@ -130,8 +145,14 @@ class FuncOp(Op):
                 results.append(p.parse_type())
                 res_attrs.append({})
         attrs = {}
+        attrs_tok = p.i
         if p.accept("attributes"):
             attrs = p.parse_attr_dict_body()
+        for key in ("sym_visibility", "sym_name", "function_type"):
+            if key in attrs:        # the signature already says these
+                raise p.error(f"custom op 'func.func' '{key}' is an inferred attribute and "
+                              "should not be specified in the explicit attribute dictionary",
+                              attrs_tok)
         for key in [k for k in attrs if k in cls.spec.prop_names]:
             props[key] = attrs.pop(key)
         props["function_type"] = TypeAttr(FunctionType(inputs, results))
@@ -141,9 +162,16 @@ class FuncOp(Op):
             props["res_attrs"] = ArrayAttr(DictionaryAttr(a) for a in res_attrs)
         regions = []
         if p.tok == "{":
-            if not named and inputs:
-                raise p.error("expected named arguments for a function with a body")
-            regions = [p.parse_region(args, isolated=True)]
+            # Named arguments are the entry block's, which then has no label. Without them
+            # (no arguments, or only their types) the body is an ordinary region: its entry
+            # block may be labelled and declare the arguments (`^bb0(%a: f32):`), and the
+            # verifier checks them against the signature, as MLIR does.
+            body_tok = p.i
+            region = p.parse_region(args if args else None, isolated=True)
+            if not region.blocks:
+                raise p.error("custom op 'func.func' expected non-empty function body",
+                              body_tok)
+            regions = [region]
         from irkit.ir import Region
         op = cls.build(result_types=[], attributes=attrs, regions=regions or [Region()])
         op.properties.update(props)

@@ -29,7 +29,8 @@ from irkit.dialects.arith import materialize_constant
 from irkit.dialects.arith.base import FASTMATH, flags_text
 from irkit.dialects.arith.floating import FastMathOp
 
-vector = Dialect("vector", "Operations on whole SIMD vectors: broadcast and reduction.")
+vector = Dialect("vector", "Operations on whole SIMD vectors: broadcast and reduction.",
+                 allows_unknown_ops=True)
 # Folded broadcasts and reductions are plain constants: `arith.constant dense<...>`, as in MLIR.
 vector.constant_materializer = materialize_constant
 

@@ -102,8 +102,8 @@ class _Arg:
 
 def _output_sizes(mod: Operation) -> dict[str, list[tuple[int, int]]]:
     """function name -> the (output k, axis a) pairs its sizes function (`<fn>_output_sizes`,
-    passes/lower_graph/output_sizes.py) writes, in order."""
-    from irkit.passes.lower_graph.output_sizes import AXES_ATTR, OF_ATTR
+    passes/bufferization/output_sizes.py) writes, in order."""
+    from irkit.passes.bufferization.output_sizes import AXES_ATTR, OF_ATTR
     out = {}
     for fn in mod.regions[0].blocks[0].ops:
         if fn.name == "func.func" and OF_ATTR in fn.attributes:
@@ -115,7 +115,7 @@ def _output_sizes(mod: Operation) -> dict[str, list[tuple[int, int]]]:
 def _functions(mod: Operation) -> list[tuple[str, list[_Arg]]]:
     """(name, arguments) of every function of a lowered model that has a body (a sizes
     function is not one: it goes with the function it serves, see `_output_sizes`)."""
-    from irkit.passes.lower_graph.output_sizes import OF_ATTR
+    from irkit.passes.bufferization.output_sizes import OF_ATTR
     out = []
     for fn in mod.regions[0].blocks[0].ops:
         if fn.name != "func.func" or not fn.regions[0].blocks or OF_ATTR in fn.attributes:

@@ -4,9 +4,12 @@ Attributes are immutable values compared structurally (`_key()`), with the hash 
 `str(attr)` is MLIR's textual form, so printing an attribute is one call; the printer adds
 only the context rules (an `i64` integer's type is elided inside arrays, as MLIR does).
 
-Float printing follows MLIR: `1.500000e+00` when six digits of scientific notation round-trip
-exactly, otherwise the shortest decimal that does, and hex bits (`0x7FC00000`) for NaN and
-infinity. This keeps print -> parse -> print a fixpoint without losing a bit.
+Float constants are the bits of their type (`FloatAttr.bits`; dense and array elements
+likewise), for all 18 float types MLIR has, and print as MLIR prints them
+(`float_formats.mlir_text`): `1.500000e+00` when six digits of scientific notation read back
+exactly, otherwise the shortest decimal that does, and the hex bits (`0x7F800001`) for NaN,
+infinity and the rest. A decimal literal is rounded once into its type, so print -> parse ->
+print is a fixpoint that loses no bit, signaling NaNs and NaN payloads included.
 """
 
 from __future__ import annotations
@@ -14,11 +17,31 @@ from __future__ import annotations
 import math
 import struct
 
+from irkit import float_formats as ff
 from irkit.affine import AffineMap, IntegerSet
 from irkit.types import (
     BF16, F16, F32, F64, I1, I64, INDEX, ComplexType, FloatType, IndexType, IntegerType,
     ShapedType, Type,
 )
+
+
+#: numpy storage of float types, defined in `irkit.float_arrays` and re-exported here; that
+#: module imports numpy, which the core does not need to parse and print, so it loads on use
+_FLOAT_ARRAYS = frozenset(("bits_to_numpy", "holding_dtype", "holding_kind",
+                           "longdouble_format", "numpy_to_bits", "round_bf16",
+                           "round_to_format"))
+
+
+def __getattr__(name: str):
+    if name in _FLOAT_ARRAYS:
+        from irkit import float_arrays
+        return getattr(float_arrays, name)
+    raise AttributeError(f"module 'irkit.attributes' has no attribute '{name}'")
+
+
+def _fa():
+    from irkit import float_arrays
+    return float_arrays
 
 
 class Attribute:
@@ -86,178 +109,206 @@ def BoolAttr(value: bool) -> IntegerAttr:
     return IntegerAttr(1 if value else 0, I1)
 
 
-_PACK = {"f16": "<e", "f32": "<f", "f64": "<d"}
-_BITS = {"f16": 16, "f32": 32, "f64": 64, "bf16": 16}
+def _format(t: Type) -> ff.FloatFormat:
+    """The software format of float type `t` (f64 for anything else, as MLIR's FloatAttr
+    defaults to f64)."""
+    return t.format if isinstance(t, FloatType) else ff.F64_FORMAT
+
+
+def _from_python_float(value: float, fmt: ff.FloatFormat) -> ff.SoftFloat:
+    """A Python float (an f64) rounded once into `fmt`, as APFloat's convert does."""
+    bits = struct.unpack("<Q", struct.pack("<d", value))[0]
+    x = ff.F64_FORMAT.decode(bits)
+    if fmt is ff.F64_FORMAT:
+        return x
+    if x.kind == ff.NAN and not fmt.has_nan:
+        return fmt.largest(x.sign)      # a finite-only format has no NaN: the nearest end
+    r = ff.convert(x, fmt)[0]
+    return r if r is not None else fmt.largest(x.sign)
 
 
 def round_to_float_type(value: float, name: str) -> float:
     """Round a Python float to the nearest value of float type `name` (to nearest even)."""
-    fmt = _PACK.get(name)
-    if fmt is not None and fmt != "<d":
-        try:
-            return struct.unpack(fmt, struct.pack(fmt, value))[0]
-        except OverflowError:
-            return math.copysign(math.inf, value)
-    if name == "bf16":
-        if math.isnan(value):
-            return value
-        bits = struct.unpack("<I", struct.pack("<f", _f32_or_inf(value)))[0]
-        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-        return struct.unpack("<f", struct.pack("<I", bits))[0]
-    return float(value)
-
-
-def _f32_or_inf(v: float) -> float:
-    try:
-        return struct.unpack("<f", struct.pack("<f", v))[0]
-    except OverflowError:
-        return math.copysign(math.inf, v)
+    fmt = ff.FORMATS.get(name, ff.F64_FORMAT)
+    if fmt is ff.F64_FORMAT:
+        return float(value)
+    return _from_python_float(float(value), fmt).to_float()
 
 
 def float_to_bits(value: float, name: str) -> int:
-    if name == "bf16":
-        return struct.unpack("<I", struct.pack("<f", _f32_or_inf(value)))[0] >> 16
-    fmt = _PACK.get(name, "<d")
-    ifmt = {"<e": "<H", "<f": "<I", "<d": "<Q"}[fmt]
-    return struct.unpack(ifmt, struct.pack(fmt, value))[0]
+    """The bits of the float type `name` nearest to the Python float `value`."""
+    return _from_python_float(float(value), ff.FORMATS.get(name, ff.F64_FORMAT)).bits()
 
 
 def bits_to_float(bits: int, name: str) -> float:
-    if name == "bf16":
-        return struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0]
-    fmt = _PACK.get(name, "<d")
-    ifmt = {"<e": "<H", "<f": "<I", "<d": "<Q"}[fmt]
-    return struct.unpack(fmt, struct.pack(ifmt, bits))[0]
+    """The Python float nearest to the value `bits` spell in float type `name` (a NaN's
+    payload as far as f64 holds it, quieted: Python floats cannot hold a signaling NaN;
+    `FloatAttr.from_bits` and `bits_to_numpy` keep every bit)."""
+    return ff.FORMATS.get(name, ff.F64_FORMAT).decode(bits).to_float()
 
 
 def format_float(value: float, ftype: Type) -> str:
-    """MLIR's float spelling: 6-digit scientific if exact, else shortest exact, else hex."""
-    name = ftype.name if isinstance(ftype, FloatType) else "f64"
-    if not math.isfinite(value) or name not in _BITS:
-        width = ftype.width if isinstance(ftype, FloatType) else 64
-        if name not in _BITS and math.isfinite(value):
-            # Exotic formats (f8, tf32, ...) keep MLIR's decimal form; precision is the caller's.
-            return _with_point(repr(float(value)))
-        bits = float_to_bits(value, name)
-        return f"0x{bits:0{(width + 3) // 4}X}"
-    # MLIR's printFloatValue: APFloat::toString with 6 significant digits in scientific form
-    # (padded to six decimals) when that reads back bit-exactly; else APFloat's default
-    # toString (enough digits to round-trip) if it has a '.'; else the hex bits.
-    digits, exp = _decimal_digits(value, 6)
-    text = _sci_text(value, digits, exp)
-    back = round_to_float_type(float(text), name)
-    if back == value and math.copysign(1.0, back) == math.copysign(1.0, value):
-        return text
-    precision = 2 + _PRECISION_BITS[name] * 59 // 196
-    text = _default_text(value, *_decimal_digits(value, precision), precision)
-    if "." in text:
-        return text
-    bits = float_to_bits(value, name)
-    return f"0x{bits:0{(_BITS[name] + 3) // 4}X}"
-
-
-_PRECISION_BITS = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}
-
-
-def _decimal_digits(value: float, precision: int) -> tuple[list[int], int]:
-    """|value| as digits * 10**exp, cut to `precision` digits as APFloat::toString does,
-    without trailing zeros. A Python float converts to Decimal exactly; APFloat then first
-    truncates whole decimal digits down to about `precision * log2(10)` bits, and only then
-    rounds the remaining digits half-up (so f32 1e-5 gives 9.99999974E-6, as in MLIR)."""
-    from decimal import Decimal
-    _, digits, exp = Decimal(abs(value)).as_tuple()
-    n = int("".join(map(str, digits)))
-    required = (precision * 196 + 58) // 59
-    if n.bit_length() > required:
-        tens = (n.bit_length() - required) * 59 // 196
-        n //= 10 ** tens
-        exp += tens
-    digits = [int(c) for c in str(n)]
-    while len(digits) > 1 and digits[-1] == 0:
-        digits.pop()
-        exp += 1
-    if len(digits) > precision:
-        exp += len(digits) - precision
-        up = digits[precision] >= 5
-        digits = digits[:precision]
-        i = precision - 1
-        while up and i >= 0:
-            digits[i] += 1
-            up = digits[i] == 10
-            if up:
-                digits[i] = 0
-            i -= 1
-        if up:
-            digits = [1] + digits[:-1]
-            exp += 1
-    while len(digits) > 1 and digits[-1] == 0:
-        digits.pop()
-        exp += 1
-    return digits, exp
-
-
-def _sci_text(value: float, digits: list[int], exp: int) -> str:
-    """`toString(FormatPrecision=6, FormatMaxPadding=0, TruncateZero=false)`."""
-    sign = "-" if math.copysign(1.0, value) < 0 else ""
-    if value == 0:
-        return f"{sign}0.000000e+00"
-    e = exp + len(digits) - 1
-    mant = "".join(map(str, digits[1:])).ljust(6, "0")
-    return f"{sign}{digits[0]}.{mant}e{'-' if e < 0 else '+'}{abs(e):02d}"
-
-
-def _default_text(value: float, digits: list[int], exp: int, precision: int) -> str:
-    """`toString()`: natural precision, FormatMaxPadding=3, trailing zeros truncated."""
-    sign = "-" if math.copysign(1.0, value) < 0 else ""
-    if value == 0:
-        return f"{sign}0"
-    n = len(digits)
-    text = "".join(map(str, digits))
-    if exp >= 0:
-        scientific = exp > 3 or n + exp > precision
-    else:
-        msd = exp + n - 1
-        scientific = msd < 0 and -msd > 3
-    if scientific:
-        e = exp + n - 1
-        mant = text[1:] or "0"
-        return f"{sign}{text[0]}.{mant}E{'-' if e < 0 else '+'}{abs(e)}"
-    if exp >= 0:
-        return sign + text + "0" * exp
-    whole = exp + n
-    if whole > 0:
-        return f"{sign}{text[:whole]}.{text[whole:]}"
-    return f"{sign}0.{'0' * -whole}{text}"
-
-
-def _with_point(text: str) -> str:
-    """MLIR requires a '.' in a decimal float literal: `1e+20` becomes `1.0e+20`."""
-    mant, e, exp = text.partition("e")
-    if "." not in mant and "inf" not in mant and "nan" not in mant:
-        mant += ".0"
-    return mant + (e + exp if e else "")
+    """MLIR's float spelling of the `ftype` value nearest to Python float `value`: 6-digit
+    scientific if exact, else shortest exact, else hex (see `float_formats.mlir_text`)."""
+    return ff.mlir_text(_from_python_float(float(value), _format(ftype)))
 
 
 class FloatAttr(Attribute):
-    __slots__ = ("value", "type")
+    """A float constant, stored as the bits of its type's format (MLIR keeps an APFloat).
+
+    Bits, not a Python float, are the truth: a signaling NaN, a NaN payload, and every f80
+    or f128 value survive parse, print, fold and `arith.bitcast` unchanged. `value` is the
+    nearest Python float, for code that computes with the constant (exact for every format
+    up to f64 except NaN payloads). `FloatAttr(v, t)` rounds a Python or numpy float into
+    `t`; `FloatAttr.from_bits(bits, t)` and `from_soft` take the exact value.
+    """
+
+    __slots__ = ("bits", "type", "value", "_text")
 
     def __init__(self, value: float, type: Type = F64):
-        name = type.name if isinstance(type, FloatType) else "f64"
-        self.value = round_to_float_type(float(value), name) if name in _BITS else float(value)
+        fmt = _format(type)
+        if not isinstance(value, (float, int)) and hasattr(value, "dtype"):
+            bits = _fa().numpy_to_bits(value, type if isinstance(type, FloatType) else F64)
+            self._set(int(bits), type, fmt)
+            return
+        fast = _STRUCT.get(fmt.name)
+        v = float(value)
+        if fast is not None and v == v:
+            try:
+                packed = struct.pack(fast[0], v)
+            except OverflowError:
+                packed = struct.pack(fast[0], math.copysign(math.inf, v))
+            self.bits = struct.unpack(fast[1], packed)[0]
+            self.value = struct.unpack(fast[0], packed)[0]
+            self.type = type
+            self._text = None
+            return
+        self._set(_from_python_float(v, fmt).bits(), type, fmt)
+
+    def _set(self, bits: int, type: Type, fmt: ff.FloatFormat) -> None:
+        self.bits = bits
         self.type = type
+        self._text = None
+        fast = _STRUCT.get(fmt.name)
+        if fast is not None:
+            v = struct.unpack(fast[0], struct.pack(fast[1], bits))[0]
+        else:
+            v = fmt.decode(bits).to_float()
+        self.value = v
+
+    @classmethod
+    def from_bits(cls, bits: int, type: Type) -> "FloatAttr":
+        """The constant whose encoding in `type` is `bits` (no rounding, no quieting)."""
+        a = object.__new__(cls)
+        fmt = _format(type)
+        a._set(bits & ((1 << fmt.width) - 1), type, fmt)
+        return a
+
+    @classmethod
+    def from_soft(cls, x: ff.SoftFloat, type: Type) -> "FloatAttr":
+        return cls.from_bits(x.bits(), type)
+
+    @property
+    def soft(self) -> ff.SoftFloat:
+        """The exact value, for arithmetic that must round as MLIR's folds do."""
+        return _format(self.type).decode(self.bits)
 
     def _key(self):
-        # NaNs compare unequal to themselves, and -0.0 == 0.0 although they are different
-        # constants (x + -0.0 is x, x + 0.0 is not): compare those by their bits.
-        v = self.value
-        return (float_to_bits(v, "f64") if v != v or v == 0.0 else v, self.type)
+        # Bits, so NaNs with different payloads differ and -0.0 != 0.0 (x + -0.0 is x,
+        # x + 0.0 is not), as MLIR's attribute uniquing compares them.
+        return (self.bits, self.type)
 
     def format(self, elide_type=False):
-        text = format_float(self.value, self.type)
+        text = self._text
+        if text is None:
+            text = self._text = ff.mlir_text(self.soft)
         # MLIR keeps `: f64` after a hex literal, which would otherwise read back as an i64.
         if elide_type and self.type is F64 and not text.startswith("0x"):
             return text
         return f"{text} : {self.type}"
+
+
+#: struct codes (float, bits) of the formats struct packs natively: their Python float is
+#: exact and rounding into them is one C conversion (the parser's hot path)
+_STRUCT = {"f16": ("<e", "<H"), "f32": ("<f", "<I"), "f64": ("<d", "<Q")}
+
+#: (f64 bits below the target's last bit, the half-ulp pattern there, smallest normal) of
+#: the struct formats: an f64 whose dropped bits are exactly half an ulp is a tie of the
+#: target, where rounding the decimal once can differ from rounding it through f64
+_TIES = {"f32": ((1 << 29) - 1, 1 << 28, 2.0 ** -126),
+         "f16": ((1 << 42) - 1, 1 << 41, 2.0 ** -14)}
+_D, _Q = struct.Struct("<d"), struct.Struct("<Q")
+
+
+def float_attr_from_literal(text: str, negative: bool, type: FloatType) -> FloatAttr:
+    """The constant a decimal literal (`1.5`, `1.000000e-01`) spells in `type`, rounded
+    once, to nearest-even (see `float_formats.parse_decimal`). The f16/f32/f64 fast path
+    rounds Python's correctly rounded f64 and redoes ties and denormals exactly."""
+    if "." not in text:                 # MLIR's float literals always have a '.'
+        raise ValueError("unexpected decimal integer literal for a floating point value")
+    name = type.name
+    fast = _STRUCT.get(name)
+    if fast is not None:
+        v = float(text)
+        if name == "f64":
+            a = object.__new__(FloatAttr)
+            a.value = v = -v if negative else v
+            a.bits = _Q.unpack(_D.pack(v))[0]
+            a.type = type
+            a._text = None
+            return a
+        tie = _TIES.get(name)
+        if tie is None or not (v < tie[2] or _Q.unpack(_D.pack(v))[0] & tie[0] == tie[1]):
+            try:
+                packed = struct.pack(fast[0], -v if negative else v)
+            except OverflowError:
+                return FloatAttr(-math.inf if negative else math.inf, type)
+            a = object.__new__(FloatAttr)
+            a.bits = struct.unpack(fast[1], packed)[0]
+            a.value = struct.unpack(fast[0], packed)[0]
+            a.type = type
+            a._text = None
+            return a
+    # An unsigned format (f8E8M0FNU) keeps the magnitude: its bits have no sign, which is
+    # also what MLIR's bitcast of its own `-4.000000e+00 : f8E8M0FNU` folds to.
+    x = ff.parse_decimal(("-" if negative else "") + text, type.format, exact=True)
+    return FloatAttr.from_soft(x, type)
+
+
+def float_literal_value(text: str, negative: bool, et: FloatType):
+    """One element of a `dense<...>` literal of float type `et`, as the numpy value the
+    attribute holds: hex literals keep every bit; decimals are rounded once into `et`
+    (f16/f32/f64 through f64, as MLIR does). Raises ValueError with MLIR's message."""
+    if text.startswith("0x"):
+        bits = int(text, 16)
+        if bits >> et.width:
+            raise ValueError("hexadecimal float constant out of range for type")
+        v = _fa().bits_to_numpy(bits, et)
+        return -v if negative else v
+    if "." not in text:
+        raise ValueError("unexpected decimal integer literal for a floating point value")
+    if et.name in _STRUCT:
+        v = float(text)
+        return -v if negative else v
+    drop = _F32_TOP.get(et.name)
+    if drop is not None:
+        # bf16 / tf32 are float32's top bits: round the nearest float32 once more, unless
+        # that float32 is a tie of the format (the exact path then decides which way).
+        v = float(text)
+        try:
+            b = _I.unpack(_F.pack(-v if negative else v))[0]
+        except OverflowError:
+            b = None
+        half = 1 << (drop - 1)
+        if b is not None and b & ((1 << drop) - 1) != half:
+            b = (b + half - 1 + ((b >> drop) & 1)) & (0xFFFFFFFF ^ ((1 << drop) - 1))
+            return _F.unpack(_I.pack(b))[0]         # finite: a Python float holds it
+    return _fa().bits_to_numpy(float_attr_from_literal(text, negative, et).bits, et)
+
+
+_F, _I = struct.Struct("<f"), struct.Struct("<I")
+#: formats whose bits are float32's top bits, by how many low bits they drop
+_F32_TOP = {"bf16": 16, "tf32": 13}
 
 
 _ESCAPES = {ord("\\"): "\\\\", ord('"'): '\\"'}
@@ -350,19 +401,25 @@ class ArrayAttr(Attribute):
 
 
 class DenseArrayAttr(Attribute):
-    """`array<i64: 1, 2, 3>`: a plain list of scalars of one integer or float type."""
+    """`array<i64: 1, 2, 3>`: a plain list of scalars of one integer or float type.
 
-    __slots__ = ("element_type", "value")
+    Float elements are kept as `FloatAttr`s do, by their bits (`bits`), so a NaN payload or
+    an f80 value prints back as itself; `value` holds the nearest Python floats."""
+
+    __slots__ = ("element_type", "value", "bits")
 
     def __init__(self, element_type: Type, value):
         self.element_type = element_type
         if isinstance(element_type, FloatType):
-            self.value = tuple(round_to_float_type(float(v), element_type.name) for v in value)
+            self.bits = tuple(FloatAttr(v, element_type).bits for v in value)
+            fmt = element_type.format
+            self.value = tuple(fmt.decode(b).to_float() for b in self.bits)
         else:
+            self.bits = None
             self.value = tuple(int(v) for v in value)
 
     def _key(self):
-        return (self.element_type, self.value)
+        return (self.element_type, self.bits if self.bits is not None else self.value)
 
     def __iter__(self):
         return iter(self.value)
@@ -378,7 +435,8 @@ class DenseArrayAttr(Attribute):
             return f"array<{self.element_type}>"
         et = self.element_type
         if isinstance(et, FloatType):
-            items = ", ".join(format_float(v, et) for v in self.value)
+            fmt = et.format
+            items = ", ".join(ff.mlir_text(fmt.decode(b)) for b in self.bits)
         elif et is I1:
             items = ", ".join("true" if v else "false" for v in self.value)
         else:
@@ -490,22 +548,26 @@ class StridedLayoutAttr(Attribute):
 
 
 class OpaqueAttr(Attribute):
-    """A dialect attribute kept as text: `#graph.layout<"NCHW">`, `#arith.fastmath<none>`."""
+    """A dialect attribute kept as text: `#graph.layout<"NCHW">`, `#arith.fastmath<none>`,
+    with the type MLIR lets any dialect attribute carry (`#foo.attr : i32`), if given."""
 
-    __slots__ = ("body",)
+    __slots__ = ("body", "type")
 
-    def __init__(self, body: str):
+    def __init__(self, body: str, type: Type | None = None):
         self.body = body
+        self.type = type
 
     def _key(self):
-        return (self.body,)
+        return (self.body, self.type)
 
     @property
     def dialect(self) -> str:
         return self.body.split(".", 1)[0].split("<", 1)[0]
 
     def format(self, elide_type=False):
-        return f"#{self.body}"
+        if self.type is None or elide_type:
+            return f"#{self.body}"
+        return f"#{self.body} : {self.type}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -513,10 +575,16 @@ class OpaqueAttr(Attribute):
 # ---------------------------------------------------------------------------------------------
 
 def numpy_dtype(t: Type):
-    """The numpy dtype that holds values of scalar type `t` (bf16 is held as float32)."""
+    """The numpy dtype that holds values of scalar type `t`.
+
+    f16, f32 and f64 are their own dtypes; f80 is `longdouble` where that is the x87 format
+    (x86 hosts), else float64, and f128 is `longdouble` where that is IEEE quad, else
+    float64 (so its values are approximated). bf16, tf32 and the f8/f6/f4 formats are held
+    exactly in float32, rounded back into their format after every operation
+    (`round_to_format`); a NaN keeps its payload in float32's top mantissa bits."""
     import numpy as np
     if isinstance(t, FloatType):
-        return {"f16": np.float16, "f32": np.float32, "f64": np.float64}.get(t.name, np.float32)
+        return _fa().holding_dtype(t.name)
     if isinstance(t, IndexType):
         return np.int64
     if isinstance(t, IntegerType):
@@ -531,20 +599,9 @@ def numpy_dtype(t: Type):
     raise TypeError(f"no numpy dtype for {t}")
 
 
-def round_bf16(x):
-    """Round float32 storage to the nearest bf16 (ties to even); NaN stays NaN. bf16 values
-    are held as float32 (`numpy_dtype`), so every bf16 result is rounded once by this."""
-    import numpy as np
-    a = np.asarray(x, dtype=np.float32)
-    bits = a.view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
-    out = np.where(np.isnan(a), a, rounded.view(np.float32))
-    return out.astype(np.float32)[()]
-
-
 def format_element(v, et: Type) -> str:
     if isinstance(et, FloatType):
-        return format_float(float(v), et)
+        return ff.mlir_text(et.format.decode(_fa().numpy_to_bits(v, et)))
     if et is I1:
         return "true" if v else "false"
     if isinstance(et, ComplexType):
@@ -554,7 +611,21 @@ def format_element(v, et: Type) -> str:
 
 
 def format_nested(array, et: Type) -> str:
-    """A numpy array as MLIR's nested-list literal `[[1, 2], [3, 4]]`."""
+    """A numpy array as MLIR's nested-list literal `[[1, 2], [3, 4]]`; float elements are
+    spelled from their bits (a signaling NaN stays itself)."""
+    if isinstance(et, FloatType):
+        fmt = et.format
+        bits = _fa().numpy_to_bits(array, et)
+        if not hasattr(bits, "ndim"):
+            return ff.mlir_text(fmt.decode(bits))
+        cache: dict = {}
+
+        def spell(b):
+            text = cache.get(b)
+            if text is None:
+                text = cache[b] = ff.mlir_text(fmt.decode(b))
+            return text
+        return _nested(bits.tolist(), spell)
     if array.ndim == 0:
         return format_element(array.item(), et)
     parts = []
@@ -567,10 +638,18 @@ def format_nested(array, et: Type) -> str:
     return "[" + ", ".join(parts) + "]"
 
 
+def _nested(items, spell) -> str:
+    if not isinstance(items, list):
+        return spell(items)
+    return "[" + ", ".join(_nested(i, spell) for i in items) + "]"
+
+
 class DenseElementsAttr(Attribute):
     """`dense<...> : tensor<2x2xi32>`: a constant tensor or vector, stored as a numpy array.
 
     A splat keeps a 0-d array and prints as `dense<v>`; `array` always gives the full shape.
+    Float elements are held as `numpy_dtype` holds them, rounded into the element type
+    (bf16, f8, ... held in float32); a NaN's payload is kept.
     """
 
     __slots__ = ("type", "_data")
@@ -580,9 +659,8 @@ class DenseElementsAttr(Attribute):
         self.type = type
         et = type.element
         arr = np.asarray(data, dtype=numpy_dtype(et))
-        if isinstance(et, FloatType) and et.name == "bf16":
-            arr = np.vectorize(lambda v: round_to_float_type(float(v), "bf16"),
-                               otypes=[np.float32])(arr) if arr.size else arr
+        if isinstance(et, FloatType) and arr.size:
+            arr = np.asarray(_fa().round_to_format(arr, et), dtype=arr.dtype)
         if arr.ndim and arr.size and _all_same(arr):
             arr = arr.flat[0:1].reshape(())
         elif arr.ndim:
@@ -604,17 +682,29 @@ class DenseElementsAttr(Attribute):
         return self._data.item() if self.is_splat else None
 
     def _key(self):
-        return (self.type, self._data.shape, self._data.tobytes())
+        return (self.type, self._data.shape, _raw_bytes(self._data))
 
     def format(self, elide_type=False):
         return f"dense<{format_nested(self._data, self.type.element)}> : {self.type}"
+
+
+def _raw_bytes(arr) -> bytes:
+    """The array's element bytes; a longdouble's padding bytes (garbage) are left out."""
+    import numpy as np
+    if arr.dtype == np.longdouble and _fa().longdouble_format() == "f80":
+        raw = np.ascontiguousarray(arr).view(np.uint8).reshape(-1, arr.dtype.itemsize)
+        return raw[:, :10].tobytes()
+    return arr.tobytes()
 
 
 def _all_same(arr) -> bool:
     """Every element equal to the first, bit for bit (so an all-NaN array is a splat too)."""
     import numpy as np
     if arr.dtype.kind in "fc":
-        raw = np.ascontiguousarray(arr).view(np.uint8).reshape(arr.size, -1)
+        if arr.dtype == np.longdouble:
+            raw = np.frombuffer(_raw_bytes(arr), dtype=np.uint8).reshape(arr.size, -1)
+        else:
+            raw = np.ascontiguousarray(arr).view(np.uint8).reshape(arr.size, -1)
         return bool((raw == raw[0]).all())
     return bool((arr == arr.flat[0]).all())
 
@@ -656,7 +746,13 @@ class DenseResourceAttr(Attribute):
         import numpy as np
         if self.handle.blob is None:
             raise ValueError(f"resource '{self.handle.name}' has no data")
-        arr = np.frombuffer(self.handle.data(), dtype=numpy_dtype(self.type.element))
+        et = self.type.element
+        if isinstance(et, FloatType):       # MLIR's raw storage: bf16 takes 2 bytes, ...
+            arr = _fa().from_raw(self.handle.data(), et, self.type.num_elements)
+            if arr is None:
+                raise ValueError(f"resource '{self.handle.name}' has the wrong size")
+            return arr.reshape(self.type.shape)
+        arr = np.frombuffer(self.handle.data(), dtype=numpy_dtype(et))
         return arr.reshape(self.type.shape)
 
     def format(self, elide_type=False):

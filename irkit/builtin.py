@@ -30,6 +30,8 @@ class ModuleOp(Op):
     sym_visibility = OptProp(StrAttr)
     body = RegionDef(single_block=True)
     traits = (IsolatedFromAbove(), NoTerminator(), SymbolTable(), GraphRegion(), SingleBlock())
+    #: as MLIR's: `unrealized_conversion_cast` and a nested `module` need no prefix inside
+    default_dialect = "builtin"
 
     @classmethod
     def create_empty(cls, location=None) -> "ModuleOp":

@@ -99,15 +99,17 @@ Bool = Constraint(lambda t: isinstance(t, IntegerType) and t.width == 1
 SignlessIntegerOrIndex = Constraint(
     lambda t: isinstance(t, IndexType) or (isinstance(t, IntegerType) and t.is_signless),
     "signless integer or index")
+# The `-like` constraints describe themselves as MLIR does (`operand #0 must be
+# floating-point-like, but got 'i32'`): a scalar, or a tensor or vector of such scalars.
 FloatLike = Constraint(scalar_or_container(lambda t: isinstance(t, FloatType)),
-                       "floating-point-like (scalar, tensor or vector of floats)")
+                       "floating-point-like")
 SignlessIntegerLike = Constraint(
     scalar_or_container(lambda t: isinstance(t, IndexType)
                          or (isinstance(t, IntegerType) and t.is_signless)),
-    "signless-integer-like (scalar, tensor or vector of signless integers or index)")
+    "signless-integer-like")
 BoolLike = Constraint(
     scalar_or_container(lambda t: isinstance(t, IntegerType) and t.width == 1
-                         and t.is_signless), "bool-like (i1, or a tensor or vector of i1)")
+                         and t.is_signless), "bool-like")
 ComplexLike = Constraint(scalar_or_container(lambda t: isinstance(t, ComplexType)),
                          "complex-like")
 AnyTensor = Constraint(lambda t: isinstance(t, (RankedTensorType, UnrankedTensorType)),
@@ -393,19 +395,31 @@ class SameOperandsType(Trait):
 
 
 class SameOperandsAndResultShape(Trait):
+    """Every operand and result has a compatible shape (MLIR's `verifyCompatibleShape`):
+    all shaped or all scalars; ranked shapes of one rank whose sizes agree where both are
+    known; vectors also agree on which dimensions are scalable. An unranked tensor is
+    compatible with any shape."""
+
     def verify(self, op):
-        shapes = [_shape_of(o.value.type) for o in op._operands]
-        shapes += [_shape_of(r.type) for r in op.results]
-        if shapes and any(s != shapes[0] for s in shapes):
+        types = [o.value.type for o in op._operands] + [r.type for r in op.results]
+        if types and not all(compatible_shapes(types[0], t) for t in types[1:]):
             raise op.error("requires the same shape for all operands and results")
 
 
-def _shape_of(t):
-    if isinstance(t, (RankedTensorType, VectorType)):
-        return (type(t), t.shape)
-    if isinstance(t, UnrankedTensorType):
-        return (type(t), None)
-    return None
+def compatible_shapes(a: Type, b: Type) -> bool:
+    """MLIR's `verifyCompatibleShape(Type, Type)` (see `SameOperandsAndResultShape`)."""
+    sa, sb = isinstance(a, ShapedType), isinstance(b, ShapedType)
+    if not sa or not sb:
+        return sa == sb
+    ra, rb = getattr(a, "shape", None), getattr(b, "shape", None)
+    if ra is None or rb is None:
+        return True
+    if len(ra) != len(rb) or any(x != y and x is not None and y is not None
+                                 for x, y in zip(ra, rb)):
+        return False
+    if isinstance(a, VectorType) and isinstance(b, VectorType):
+        return tuple(a.scalable) == tuple(b.scalable)
+    return True
 
 
 class Elementwise(Trait):

@@ -29,10 +29,10 @@ from irkit.attributes import (
     DenseElementsAttr, DenseResourceAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FusedLoc,
     IntegerAttr, IntegerSetAttr, Location, NameLoc, OpaqueAttr, OpaqueLoc, ResourceHandle,
     SourceLoc, SparseElementsAttr, StridedLayoutAttr, StringAttr, SymbolRefAttr, TypeAttr,
-    bits_to_float,
+    float_attr_from_literal, float_literal_value,
 )
 from irkit.builtin import ModuleOp
-from irkit.diagnostics import ParseError
+from irkit.diagnostics import SOURCES, ParseError
 from irkit.ir import gc_paused, Block, Operation, Region, UnregisteredOp, Value
 from irkit.lexer import SourceBuffer, is_digits, starts_digit, starts_identifier, tokenize
 from irkit.opdef import lookup_dialect, lookup_op
@@ -42,7 +42,10 @@ from irkit.types import (
     UnrankedTensorType, VectorType,
 )
 
-_INT_TYPE_RE = re.compile(r"(si|ui|i)([1-9][0-9]*)\Z")
+# `i0` is a type too (MLIR's zero-width integer).
+_INT_TYPE_RE = re.compile(r"(si|ui|i)(0|[1-9][0-9]*)\Z")
+# A dimension list written with blanks (`4 x ? x [8] x`); see `Parser._parse_dims`.
+_SPACED_DIMS_RE = re.compile(r"(?:\s*(?:\d+|\?|\*|\[\s*\d+\s*\])\s*x)+")
 _SIMPLE_TYPES: dict[str, Type] = {"index": INDEX, "none": NONE}
 for _name in FLOAT_WIDTHS:
     _SIMPLE_TYPES[_name] = FloatType(_name)
@@ -177,7 +180,45 @@ class Parser:
         return SourceLoc(self.source, token)
 
     def error(self, message: str, token: int | None = None) -> ParseError:
-        return ParseError(message, self.location_at(self.i if token is None else token))
+        """A located parse error: at `token`, or, when none is given, where the current
+        (unexpected) token is wanted: see `_wrong_token_location`."""
+        if token is None:
+            return ParseError(message, self._wrong_token_location())
+        return ParseError(message, self.location_at(token))
+
+    def _wrong_token_location(self) -> Location:
+        """Where an error about the current token belongs (MLIR's `emitWrongTokenError`).
+
+        A missing `:` or `>` is noticed at the next token, which often starts the next line
+        (or is the end of the input); the error then belongs at the end of the line where the
+        token is missing. So when only blanks, line breaks and `//` comments separate the
+        current token from the previous text, the location backs up to just after that text.
+        """
+        text = self.source.text
+        i = self.i
+        offset = len(text) - 1 if not self.toks[i] else self.source.token_offset(i)
+        offset = max(offset, 0)
+        before = text[:offset]
+        while True:
+            before = before.rstrip(" \t")
+            if not before:
+                return self.location_at(i)
+            if before[-1] not in "\n\r":
+                break
+            before = before[:-1]
+            line_start = max(before.rfind("\n"), before.rfind("\r")) + 1
+            comment = before.find("//", line_start)
+            if comment >= 0:
+                before = before[:comment]
+        return self._offset_location(len(before))
+
+    def _offset_location(self, offset: int) -> FileLineColLoc:
+        name, text = self.source.name, self.source.text
+        if SOURCES.text(name) is text:
+            line, col = SOURCES.line_col(name, offset)
+        else:
+            line, col = text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+        return FileLineColLoc(name, line, col)
 
     def _describe(self) -> str:
         t = self.tok
@@ -213,6 +254,10 @@ class Parser:
     def _parse_alias_def(self) -> None:
         start = self.i
         name = self.next()
+        if "." in name:         # `#foo.bar` is an attribute of dialect `foo`, not an alias
+            kind = "type" if name[0] == "!" else "attribute"
+            raise self.error(f"{kind} names with a '.' are reserved for dialect-defined names",
+                             start)
         self.expect("=")
         if name[0] == "!":
             if name in self.type_aliases:
@@ -273,12 +318,15 @@ class Parser:
                 if not self.accept(","):
                     break
             self.expect("=", "after SSA result names")
-        t = toks[self.i]
+        # An op is located at its name, not at its results, as in MLIR (`%0 = arith.addi`
+        # reports at `arith.addi`).
+        name_tok = self.i
+        t = toks[name_tok]
         if t and t[0] == '"':
-            op = self._parse_generic_op(start)
+            op = self._parse_generic_op(name_tok)
         elif starts_identifier(t):
             n = sum(c for _, c, _ in result_groups) if result_groups else 0
-            op = self._parse_custom_op(start, n)
+            op = self._parse_custom_op(name_tok, n)
         else:
             raise self.error(f"expected operation name in quotes, found {self._describe()}")
         if toks[self.i] == "loc":
@@ -299,8 +347,8 @@ class Parser:
         name_tok = self.i
         name = unescape(self.next())
         cls = lookup_op(name)
-        if cls is None and not self.allow_unregistered:
-            self._reject_unregistered(name, name_tok)
+        if cls is None:
+            self._check_unregistered(name, name_tok)
         self.expect("(", "to start operand list")
         refs = []
         if toks[self.i] != ")":
@@ -359,11 +407,20 @@ class Parser:
                  SourceLoc(self.source, start))
         return op
 
-    def _reject_unregistered(self, name: str, tok: int):
-        dialect = name.split(".", 1)[0]
-        if lookup_dialect(dialect) is not None:
-            raise self.error(f"unregistered operation '{name}' found in dialect ('{dialect}') "
+    def _check_unregistered(self, name: str, tok: int) -> None:
+        """May `name`, which no class is registered for, stand as an opaque op? Only under
+        --allow-unregistered-dialect, and, as in MLIR, never in a dialect that does not allow
+        unknown ops (`func.foo_bar_op` is a misspelling, not an op irkit does not know)."""
+        prefix = name.split(".", 1)[0]
+        dialect = lookup_dialect(prefix) if "." in name else None
+        if dialect is not None and not dialect.allows_unknown_ops:
+            raise self.error(f"unregistered operation '{name}' found in dialect ('{prefix}') "
                              "that does not allow unknown operations", tok)
+        if self.allow_unregistered:
+            return
+        if dialect is not None:
+            raise self.error(f"operation '{name}' is not one of the ops irkit knows of dialect "
+                             f"'{prefix}'; use --allow-unregistered-dialect to accept it", tok)
         raise self.error(f"operation '{name}' is from an unregistered dialect; use "
                          "--allow-unregistered-dialect to accept it", tok)
 
@@ -490,7 +547,8 @@ class Parser:
                 for name, type, loc, tk in arguments:
                     self._define(name, [entry.add_argument(type, loc)], tk)
                 if toks[self.i] and toks[self.i][0] == "^":
-                    raise self.error("invalid block name in region with named arguments")
+                    raise self.error("invalid block name in region with named arguments",
+                                     self.i)
                 self._parse_block_body(entry)
             elif toks[self.i] != "}" and toks[self.i][:1] != "^":
                 entry = region.add_block(Block())
@@ -664,6 +722,9 @@ class Parser:
                 return alias
             if "." not in t and "<" not in t:  # `#foo<...>`: opaque dialect attribute
                 raise self.error(f"undefined symbol alias id '{t[1:]}'", tk)
+            if self.toks[self.i] == ":" and self._starts_type(self.peek()):
+                self.i += 1                 # MLIR's optional type of a dialect attribute
+                return OpaqueAttr(t[1:], self.parse_type())
             return OpaqueAttr(t[1:])
         if t == "true" or t == "false":
             self.i += 1
@@ -702,9 +763,11 @@ class Parser:
                 bits = int(t, 16)
                 if bits >> type.width:              # as MLIR: more bits than the type has
                     raise self.error("hexadecimal float constant out of range for type", tk)
-                return FloatAttr(bits_to_float(bits, type.name), type)
-            v = float(t)
-            return FloatAttr(-v if neg else v, type)
+                return FloatAttr.from_bits(bits, type)
+            try:
+                return float_attr_from_literal(t, neg, type)
+            except ValueError as e:
+                raise self.error(str(e), tk) from None
         if is_float_lit:
             raise self.error(f"floating point value not valid for specified type '{type}'", tk)
         if not isinstance(type, (IntegerType, IndexType)):
@@ -717,6 +780,9 @@ class Parser:
             if type.signedness == "unsigned":
                 if v < 0 or v >= 1 << w:
                     raise self.error(f"integer constant out of range for attribute", tk)
+            elif w == 0:                     # i0 has one value
+                if v != 0:
+                    raise self.error("integer constant out of range for attribute", tk)
             elif w == 1:
                 if v not in (0, 1, -1):
                     raise self.error("integer constant out of range for attribute", tk)
@@ -953,19 +1019,72 @@ class Parser:
         return [self.parse_type()]
 
     def _parse_dims(self, allow_unranked: bool = False, allow_scalable: bool = False):
-        """Parse an optional dimension-list token; returns (shape, scalable) or None if '*'."""
+        """Parse an optional dimension list; returns (shape, scalable) or None if '*'.
+
+        The lexer makes `4x?x[8]x` one token. MLIR also allows blanks around the sizes and
+        `x`s (`vector<4 x i32>`); such a list spans several tokens, and is read from the
+        source text instead (`_spaced_dims`).
+        """
         t = self.tok
         if t.startswith("0x") and len(t) > 2 and not t.endswith("x"):
             # `tensor<0xf32>` lexes as a hex literal: split it back into `0x` + element type.
             # (`0x?x` is an ordinary dimension list: a hex literal cannot end in `x`.)
             return self._split_hex_dims()
-        if not t.endswith("x") or not (starts_digit(t) or t[0] in "?*["):
+        first = self.i
+        run = ""
+        if t.endswith("x") and (starts_digit(t) or t[0] in "?*["):
+            run = t
+            self.i += 1
+        if self._dims_continue():
+            run = self._spaced_dims(first)
+        elif not run:
             return (), ()
-        self.i += 1
-        dims = t[:-1].split("x")
+        return self._dims_of_run(run, first, allow_unranked, allow_scalable)
+
+    def _dims_continue(self) -> bool:
+        """Does the current token go on with a dimension list (`4 x`, `[8]`, `8x` after `4x `)?
+        No element type starts with a digit, `?`, `*` or `[`."""
+        t = self.tok
+        if not t:
+            return False
+        if t == "[" or (t.endswith("x") and (starts_digit(t) or t[0] in "?*[")):
+            return True
+        return (is_digits(t) or t in ("?", "*")) and self.peek()[:1] == "x"
+
+    def _spaced_dims(self, first: int) -> str:
+        """The dimension list starting at token `first`, read from the source text with its
+        blanks removed (`4x?x[8]x`); leaves the parser at the element type, re-lexing the
+        rest of the shaped-type body when the last `x` began a token (`4 xf32`)."""
+        src = self.source
+        text = src.text
+        start = src.token_offset(first)
+        m = _SPACED_DIMS_RE.match(text, start)
+        if m is None:
+            raise self.error("invalid dimension list", first)
+        end = m.end()
+        j = first
+        while self.toks[j] and src.token_offset(j) < end:
+            j += 1
+        if self.toks[j] and src.token_offset(j - 1) + len(self.toks[j - 1]) > end:
+            # The element type shares a token with the last `x`: parse it from the text.
+            body_end = _shape_body_end(text, end)
+            sub = Parser(text[end:body_end] + ">", src.name, register_source=False)
+            sub.type_aliases = self.type_aliases
+            elem = sub.parse_type()
+            if sub.tok != ">":
+                raise self.error("invalid shape", first)
+            while self.toks[j] and src.token_offset(j) < body_end:
+                j += 1
+            self._pending_element = elem
+        self.i = j
+        return re.sub(r"\s+", "", m.group())
+
+    def _dims_of_run(self, run: str, tk: int, allow_unranked: bool, allow_scalable: bool):
+        """(shape, scalable) of a dimension run `4x?x[8]x`, or None for `*x`."""
+        dims = run[:-1].split("x")
         if dims[0] == "*":
             if not allow_unranked or len(dims) != 1:
-                raise self.error("unranked shape is not allowed here", self.i - 1)
+                raise self.error("unranked shape is not allowed here", tk)
             return None
         shape, scalable = [], []
         for d in dims:
@@ -974,12 +1093,11 @@ class Parser:
                 scalable.append(False)
             elif d[0] == "[":
                 if not allow_scalable:
-                    raise self.error("scalable dimensions are only allowed in vectors",
-                                     self.i - 1)
+                    raise self.error("scalable dimensions are only allowed in vectors", tk)
                 shape.append(int(d[1:-1]))
                 scalable.append(True)
             elif d == "*":
-                raise self.error("unranked '*' must be the only dimension", self.i - 1)
+                raise self.error("unranked '*' must be the only dimension", tk)
             else:
                 shape.append(int(d))
                 scalable.append(False)
@@ -1179,9 +1297,7 @@ def _literal_to_python(lit, et: Type):
     neg = lit.startswith("-")
     body = lit[1:] if neg else lit
     if isinstance(et, FloatType):
-        if body.startswith("0x"):
-            return bits_to_float(int(body, 16), et.name)
-        v = float(body)
+        return float_literal_value(body, neg, et)
     elif body.startswith("0x"):
         v = int(body, 16)
     elif "." in body or "e" in body:
@@ -1229,7 +1345,7 @@ def _ty_tensor(p: Parser) -> Type:
     enc = None
     if p.accept(","):
         enc = p.parse_attribute()
-    p.expect(">", "to end tensor type")
+    p.expect(">", "in tensor type")
     if isinstance(elem, (FunctionType,)):
         raise p.error("invalid tensor element type", tk)
     return RankedTensorType(dims[0], elem, enc)
@@ -1254,7 +1370,9 @@ def _ty_memref(p: Parser) -> Type:
                 space = p.parse_attribute()
         else:
             space = a
-    p.expect(">", "to end memref type")
+    if p.tok != ">":
+        raise p.error("expected ',' or '>' in memref type")
+    p.i += 1
     return MemRefType(dims[0], elem, layout, space)
 
 
@@ -1266,19 +1384,19 @@ def _ty_vector(p: Parser) -> Type:
     if None in dims[0]:
         raise p.error("vector types must have static shape", tk)
     elem = p._element_type()
-    p.expect(">", "to end vector type")
+    p.expect(">", "in vector type")
     return VectorType(dims[0], elem, dims[1])
 
 
 def _ty_complex(p: Parser) -> Type:
     elem = p.parse_type()
-    p.expect(">")
+    p.expect(">", "in complex type")
     return ComplexType(elem)
 
 
 def _ty_tuple(p: Parser) -> Type:
     types = [] if p.tok == ">" else p.parse_type_list()
-    p.expect(">")
+    p.expect(">", "in tuple type")
     return TupleType(types)
 
 
@@ -1302,7 +1420,10 @@ def _attr_dense(p: Parser) -> Attribute:
     t = p.parse_type()
     if not isinstance(t, (RankedTensorType, VectorType)) or not t.has_static_shape:
         raise p.error("elements literal type must be a statically shaped tensor or vector", tk)
-    values = _literal_to_python(lit, t.element)
+    try:
+        values = _literal_to_python(lit, t.element)
+    except ValueError as e:
+        raise p.error(str(e), tk) from None
     et = t.element
     if isinstance(et, IntegerType) and et.width > 1 and et.width <= 64:
         values = _wrap_ints(values, et)
@@ -1334,6 +1455,12 @@ def _dense_from_hex(p: Parser, raw: str, t: Type, tk: int) -> Attribute:
         data = bytes.fromhex(raw[2:])
     except ValueError:
         raise p.error("invalid hex string in dense attribute", tk) from None
+    if isinstance(t.element, FloatType):
+        from irkit.float_arrays import from_raw
+        arr = from_raw(data, t.element, t.num_elements)
+        if arr is None:
+            raise p.error("elements hex data size is invalid for provided type", tk)
+        return DenseElementsAttr(t, arr.reshape(t.shape))
     dtype = np.dtype(_np_dtype(t.element))
     n = t.num_elements
     if len(data) == dtype.itemsize and n != 1:
@@ -1364,8 +1491,11 @@ def _attr_sparse(p: Parser) -> Attribute:
     t = p.parse_type()
     if not isinstance(t, (RankedTensorType, VectorType)):
         raise p.error("sparse elements literal must have a tensor or vector type", tk)
-    return SparseElementsAttr(t, _literal_to_python(idx, I64),
-                              _literal_to_python(vals, t.element))
+    try:
+        return SparseElementsAttr(t, _literal_to_python(idx, I64),
+                                  _literal_to_python(vals, t.element))
+    except ValueError as e:             # a float literal the element type cannot hold
+        raise p.error(str(e), tk) from None
 
 
 def _attr_array(p: Parser) -> Attribute:
@@ -1379,7 +1509,10 @@ def _attr_array(p: Parser) -> Attribute:
             lit = p._parse_literal()
             if isinstance(lit, (list, tuple)):
                 raise p.error("expected scalar in dense array", tk)
-            values.append(_literal_to_python(lit, et))
+            try:
+                values.append(_literal_to_python(lit, et))
+            except ValueError as e:     # a float literal the element type cannot hold
+                raise p.error(str(e), tk) from None
             if not p.accept(","):
                 break
     p.expect(">", "to end dense array")

@@ -1,11 +1,17 @@
 """The IR printer: generic form and registered ops' custom forms, MLIR's numbering.
 
-Value and block names follow MLIR's `SSANameState`: within the body of an op that is
-isolated from above, entry-block arguments are `%argN`, op results and other block
-arguments `%N`, and blocks `^bbN` per region. A region nested in a non-isolated op continues
-the numbering where its parent region ended; sibling regions start from the same numbers.
-Names are assigned in one pre-pass over the printed op, so printing is a single walk that
-appends strings to a list.
+Value and block names follow MLIR's `SSANameState`: entry-block arguments are `%argN`, op
+results and other block arguments `%N`, and blocks `^bbN` per region. A nested region
+continues the numbering where its parent region ended, and sibling regions start from the
+same numbers, so the functions of a module all start at `%arg0` and `%0`. Isolation from
+above does not restart it: a `func.func` inside a module nested in a function goes on from
+the outer function's numbers (`%arg1`), because the reader would otherwise see a name
+defined twice on its way down. Names are assigned in one pre-pass over the printed op, so
+printing is a single walk that appends strings to a list.
+
+Op names drop the prefix of the region's default dialect, as MLIR's printer does: each region
+takes the default dialect of the op that holds it (`func` in a `func.func`, `builtin` in a
+`builtin.module`, none in others), and the top level is `builtin`'s.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from irkit.attributes import (
     UNKNOWN_LOC, Attribute, DenseResourceAttr, DictionaryAttr, Location, format_attr_entry,
 )
 from irkit.ir import Block, Operation, Region, Value, install_printer
-from irkit.opdef import IsolatedFromAbove, Terminator, has_trait
+from irkit.opdef import Terminator, has_trait
 from irkit.types import FunctionType, Type
 
 
@@ -30,7 +36,7 @@ class Printer:
         self.names: dict = {}
         self.indent = 0
         self.resources: dict = {}
-        self.default_dialects: list[str | None] = [None]
+        self.default_dialects: list[str | None] = ["builtin"]
 
     # ----- naming -----------------------------------------------------------------------
 
@@ -65,10 +71,8 @@ class Printer:
             for block in region.blocks:
                 op = block.first
                 while op is not None:
-                    if op.regions:
-                        iso = _is_isolated(op)
-                        for r in op.regions:
-                            stack.append((r, 0, 0) if iso else (r, nv, na))
+                    for r in op.regions:
+                        stack.append((r, nv, na))
                     op = op._next
 
     def value(self, v: Value) -> str:
@@ -133,6 +137,7 @@ class Printer:
         out = self.out
         out.append("{\n")
         self.indent += 1
+        self.default_dialects.append(getattr(region.parent, "default_dialect", None))
         blocks = region.blocks
         preds = _predecessors(region) if len(blocks) > 1 else None
         for i, block in enumerate(blocks):
@@ -148,6 +153,7 @@ class Printer:
             while op is not None and op is not skip:
                 self._op(op)
                 op = op._next
+        self.default_dialects.pop()
         self.indent -= 1
         out.append("  " * self.indent + "}")
 
@@ -191,14 +197,8 @@ class Printer:
             dd = self.default_dialects[-1]
             if dd is not None and name.startswith(dd + ".") and name.count(".") == 1:
                 name = name[len(dd) + 1:]
-            elif dd is None and name.startswith("builtin.") and name.count(".") == 1:
-                # MLIR elides `builtin.` only where no other default dialect applies
-                # (inside `func.func` it must stay, or mlir-opt tries `func.<name>`).
-                name = name[8:]
             out.append(name)
-            self.default_dialects.append(getattr(op, "default_dialect", None) or dd)
             printer(self)
-            self.default_dialects.pop()
         else:
             self._generic_body(op)
         if self.debuginfo:
@@ -215,18 +215,16 @@ class Printer:
                                   for o in op._operands]))
         out.append(")")
         if op.successors:
-            out.append(" [" + ", ".join(names.get(b, "^<<UNKNOWN BLOCK>>")
-                                        for b in op.successors) + "]")
+            out.append("[" + ", ".join(names.get(b, "^<<UNKNOWN BLOCK>>")
+                                       for b in op.successors) + "]")
         if op.properties:
             out.append(" <" + self._dict(op.properties) + ">")
         if op.regions:
             out.append(" (")
-            self.default_dialects.append(None)
             for i, r in enumerate(op.regions):
                 if i:
                     out.append(", ")
                 self.region(r, print_empty_block=True)
-            self.default_dialects.pop()
             out.append(")")
         if op.attributes:
             out.append(" " + self._dict(op.attributes))
@@ -275,10 +273,6 @@ class Printer:
                 out.append(f'      {h.name}: "{h.blob}"{sep}\n')
             out.append("    }" + ("," if di + 1 < len(by_dialect) else "") + "\n")
         out.append("  }\n#-}\n")
-
-
-def _is_isolated(op: Operation) -> bool:
-    return has_trait(op, IsolatedFromAbove)
 
 
 def _elidable_terminator(block: Block) -> Operation | None:

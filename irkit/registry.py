@@ -58,11 +58,20 @@ def registered_ops() -> dict[str, type]:
 
 
 class Dialect:
-    """A namespace of ops (and, later, types and attributes)."""
+    """A namespace of ops (and, later, types and attributes).
 
-    def __init__(self, name: str, doc: str = "") -> None:
+    `allows_unknown_ops` is MLIR's `allowsUnknownOperations`: whether an op name of this
+    dialect that no class is registered for may stand as an opaque op (under
+    `--allow-unregistered-dialect`). A dialect irkit defines in full (`func`, `arith`,
+    `graph`, ...) says no, as MLIR does for its own; one irkit mirrors only in part (`vector`,
+    `tensor`, `linalg`: MLIR has more ops than irkit) says yes, so MLIR's other ops still
+    pass through.
+    """
+
+    def __init__(self, name: str, doc: str = "", *, allows_unknown_ops: bool = False) -> None:
         self.name = name
         self.doc = doc
+        self.allows_unknown_ops = allows_unknown_ops
         self.ops: dict[str, type] = {}
         #: `(attr, type, location) -> Operation | None`: the op that holds a folded constant
         self.constant_materializer: Callable | None = None

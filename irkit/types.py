@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from irkit.float_formats import FORMATS
+
 DYNAMIC = None
 
 _INTERN: dict[tuple, "Type"] = {}
@@ -87,25 +89,24 @@ class IndexType(Type):
 
 
 #: the builtin float types by spelling, with their width in bits
-FLOAT_WIDTHS = {
-    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "f80": 80, "f128": 128, "tf32": 19,
-    "f8E5M2": 8, "f8E4M3FN": 8, "f8E4M3": 8, "f8E5M2FNUZ": 8, "f8E4M3FNUZ": 8,
-    "f8E4M3B11FNUZ": 8, "f8E3M4": 8, "f8E8M0FNU": 8, "f4E2M1FN": 4, "f6E2M3FN": 6,
-    "f6E3M2FN": 6,
-}
+FLOAT_WIDTHS = {name: f.width for name, f in FORMATS.items()}
 
 
 class FloatType(Type):
-    """`f16`, `bf16`, `f32`, `f64` and MLIR's other float formats, by name."""
+    """`f16`, `bf16`, `f32`, `f64` and MLIR's other float formats, by name.
 
-    __slots__ = ("name", "width")
+    `format` is the type's layout and rounding rules (`irkit.float_formats`), what MLIR's
+    `getFloatSemantics()` is: constants of the type are its bits, folded in that format."""
+
+    __slots__ = ("name", "width", "format")
 
     def __new__(cls, name: str):
         return cls._get(name)
 
     def _set(self, name):
         self.name = name
-        self.width = FLOAT_WIDTHS[name]
+        self.format = FORMATS[name]
+        self.width = self.format.width
 
     def _format(self):
         return self.name

@@ -8,7 +8,9 @@ Algorithm:
    constraints, region and successor counts), then each trait's `verify`, then the op's
    own `verify_`.
 3. For every region of a registered op without `NoTerminator`: each block must end with an
-   op that may be a terminator, and no registered terminator may appear before the end.
+   op that may be a terminator (checked once the block's ops are), and no registered
+   terminator may appear before the end. Ops are visited in textual order, so the first
+   error reported is the first in the text, as with MLIR.
 4. Successors must be blocks of the region that holds the branching op.
 5. Dominance: each operand's definition must dominate the use. Within one block that is
    program order (ops carry lazily computed order indices); across blocks of one region it is
@@ -41,13 +43,26 @@ class Verifier:
         self._reachable: dict = {}
 
     def run(self, root: Operation) -> None:
-        stack = [root]
+        # Ops are visited in textual order, and a block's terminator is checked after its ops
+        # (a `(op, block)` entry pushed beneath them), as MLIR does: the first error reported
+        # is the first one in the text, and a misplaced terminator is reported as such rather
+        # than as a block that lacks one.
+        stack: list = [root]
         while stack:
-            op = stack.pop()
+            item = stack.pop()
+            if type(item) is tuple:
+                self._verify_block_end(*item)
+                continue
+            op = item
             self._verify_op(op)
-            for region in op.regions:
-                self._verify_region(op, region)
-                for block in region.blocks:
+            regions = op.regions
+            if not regions:
+                continue
+            needs_terminator = isinstance(op, Op) and not op.has_trait(NoTerminator)
+            for region in reversed(regions):
+                for block in reversed(region.blocks):
+                    if needs_terminator:
+                        stack.append((op, block))
                     o = block.last
                     while o is not None:
                         stack.append(o)
@@ -75,16 +90,15 @@ class Verifier:
             if (block is not None and op.has_trait(Terminator) and op._next is not None):
                 raise op_error(op, "must be the last operation in the parent block")
 
-    def _verify_region(self, op: Operation, region: Region) -> None:
-        if not isinstance(op, Op) or op.has_trait(NoTerminator):
-            return
-        for block in region.blocks:
-            last = block.last
-            if last is None:
-                raise op_error(op, "empty block: expect at least a terminator")
-            if isinstance(last, Op) and not last.has_trait(Terminator):
-                raise VerifyError(f"block with no terminator, has '{last.name}'",
-                                  last.location)
+    @staticmethod
+    def _verify_block_end(op: Operation, block) -> None:
+        """The block of `op` (which needs terminators) ends with an op that may be one.
+        MLIR words both errors without the usual `'op' op` prefix."""
+        last = block.last
+        if last is None:
+            raise VerifyError("empty block: expect at least a terminator", op.location)
+        if isinstance(last, Op) and not last.has_trait(Terminator):
+            raise VerifyError(f"block with no terminator, has '{last.name}'", last.location)
 
     # ----- dominance --------------------------------------------------------------------
 
@@ -142,15 +156,26 @@ class Verifier:
         # As MLIR's `mayBeGraphRegion`: nothing is known of an unregistered op's regions.
         return op is not None
 
-    def _dom_error(self, user, index, value) -> VerifyError:
-        err = op_error(user, f"operand #{index} does not dominate this use")
+    @staticmethod
+    def _dom_error(user, index, value) -> VerifyError:
+        """MLIR's dominance error, worded as MLIR words it (no `'op' op` prefix), with a note
+        at the definition saying where it is relative to the use."""
+        err = VerifyError(f"operand #{index} does not dominate this use", user.location)
+        use_region = user.parent.parent if user.parent is not None else None
         if isinstance(value, OpResult):
-            err.note("operand defined here", value.owner.location)
+            def_block = value.owner.parent
+            if def_block is user.parent:
+                where = "op in the same block"
+            else:
+                where = "op " + _relation(def_block.parent, use_region)
+            err.note(f"operand defined here ({where})", value.owner.location)
         else:
-            region = value.owner.parent
-            bi = region.blocks.index(value.owner) if region is not None else "?"
-            err.note(f"operand defined as a block argument (block #{bi} of its region)",
-                     value.owner.parent_op.location if value.owner.parent_op else None)
+            block = value.owner
+            region = block.parent
+            bi = region.blocks.index(block) if region is not None else "?"
+            where = _relation(region, use_region).removeprefix("is ")
+            err.note(f"operand defined as a block argument (block #{bi} {where})",
+                     block.parent_op.location if block.parent_op else None)
         return err
 
     def _idom(self, region: Region) -> dict:
@@ -172,6 +197,28 @@ class Verifier:
                 return False
             b = nb
         return False
+
+
+def _relation(def_region, use_region) -> str:
+    """Where a definition's region is, seen from a use's (MLIR's dominance-note wording)."""
+    if def_region is use_region:
+        return "in the same region"
+    if _encloses(def_region, use_region):
+        return "in a parent region"
+    if _encloses(use_region, def_region):
+        return "in a child region"
+    return "is neither in a parent nor in a child region"
+
+
+def _encloses(outer, inner) -> bool:
+    """Is region `inner` nested (properly) somewhere inside region `outer`?"""
+    while inner is not None:
+        op = inner.parent
+        block = op.parent if op is not None else None
+        inner = block.parent if block is not None else None
+        if inner is outer:
+            return True
+    return False
 
 
 def dominators(region: Region) -> dict:
@@ -229,9 +276,12 @@ def _intersect(a, b, idom, index):
 
 
 # ----- declared structure ---------------------------------------------------------------------
+#
+# The messages are MLIR's (its op traits and ODS-generated verifiers), so a --verify-diagnostics
+# file written for mlir-opt matches irkit's: operands and results are named by their position
+# in the op (`operand #2`), never by the Python field that declares them.
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
+_COUNT_WORDS = {0: "zero", 1: "one"}
 
 
 def _verify_spec(op: Op) -> None:
@@ -239,17 +289,21 @@ def _verify_spec(op: Op) -> None:
     if spec.fixed_arity and len(op._operands) == len(spec.operands) and \
             len(op.results) == len(spec.results):
         # Fast path (most ops): field i is operand i.
-        for od, c, o in zip(spec.operands, spec.operand_constraints, op._operands):
+        for i, (c, o) in enumerate(zip(spec.operand_constraints, op._operands)):
             if not c(o.value.type):
-                raise op_error(op, f"operand '{od.name}' must be {c.description}, "
-                                   f"but got '{o.value.type}'")
-        for rd, c, r in zip(spec.results, spec.result_constraints, op.results):
+                raise _constraint_error(op, "operand", i, c, o.value.type)
+        for i, (c, r) in enumerate(zip(spec.result_constraints, op.results)):
             if not c(r.type):
-                raise op_error(op, f"result '{rd.name}' must be {c.description}, "
-                                   f"but got '{r.type}'")
+                raise _constraint_error(op, "result", i, c, r.type)
     else:
         _verify_operands_and_results(op, spec)
     _verify_props_regions_successors(op, spec)
+
+
+def _constraint_error(op: Op, kind: str, index: int, constraint, t,
+                      variadic: bool = False) -> VerifyError:
+    what = f"variadic of {constraint.description}" if variadic else constraint.description
+    return op_error(op, f"{kind} #{index} must be {what}, but got '{t}'")
 
 
 def _verify_operands_and_results(op: Op, spec) -> None:
@@ -257,22 +311,14 @@ def _verify_operands_and_results(op: Op, spec) -> None:
                   "operandSegmentSizes")
     _verify_group(op, "result", spec.results, spec.n_var_results, len(op.results),
                   "resultSegmentSizes")
-    for od in spec.operands:
-        vals = od.__get__(op)
-        if vals is None:
-            continue
-        for v in (vals if od.variadic else [vals]):
-            if not od.constraint(v.type):
-                raise op_error(op, f"operand '{od.name}' must be {od.constraint.description}, "
-                                   f"but got '{v.type}'")
-    for rd in spec.results:
-        vals = rd.__get__(op)
-        if vals is None:
-            continue
-        for v in (vals if rd.variadic else [vals]):
-            if not rd.constraint(v.type):
-                raise op_error(op, f"result '{rd.name}' must be {rd.constraint.description}, "
-                                   f"but got '{v.type}'")
+    for fields, values, kind in ((spec.operands, [o.value for o in op._operands], "operand"),
+                                 (spec.results, op.results, "result")):
+        for f in fields:
+            start, size = op._group_range(kind, f.index)
+            for i in range(start, start + size):
+                if not f.constraint(values[i].type):
+                    raise _constraint_error(op, kind, i, f.constraint, values[i].type,
+                                            f.variadic)
 
 
 def _verify_props_regions_successors(op: Op, spec) -> None:
@@ -286,32 +332,55 @@ def _verify_props_regions_successors(op: Op, spec) -> None:
         if not pd.constraint(a):
             raise op_error(op, f"attribute '{pd.name}' failed to satisfy constraint: "
                                f"{pd.constraint.description}")
-    nreg = len(spec.regions)
-    variadic_regions = spec.variadic_regions
-    if (len(op.regions) != nreg and not variadic_regions) or (
-            variadic_regions and len(op.regions) < nreg - 1):
-        raise op_error(op, f"requires {_plural(nreg, 'region')}")
+    _verify_count(op, "region", len(spec.regions), spec.variadic_regions, len(op.regions))
     for rd in spec.regions:
         if not rd.variadic and rd.single_block and len(op.regions[rd.index].blocks) > 1:
-            raise op_error(op, f"expects region '{rd.name}' to have 0 or 1 blocks")
+            raise op_error(op, f"expects region #{rd.index} to have 0 or 1 blocks")
     nsucc = len(spec.successors)
-    variadic_succ = spec.variadic_successors
-    if (len(op.successors) != nsucc and not variadic_succ) or (
-            variadic_succ and len(op.successors) < nsucc - 1):
-        raise op_error(op, f"requires {_plural(nsucc, 'successor')}")
+    found = len(op.successors)
+    if spec.variadic_successors:
+        if found < nsucc - 1:
+            raise op_error(op, f"requires at least {nsucc - 1} successors but found {found}")
+    elif found != nsucc:
+        raise op_error(op, f"requires {nsucc} successor{'s' if nsucc != 1 else ''} but found "
+                           f"{found}")
+
+
+def _verify_count(op, kind: str, declared: int, variadic: bool, found: int) -> None:
+    """MLIR's ZeroX / OneX / NX / AtLeastNX trait messages for operands, results, regions."""
+    if variadic:
+        fixed = declared - 1
+        if found < fixed:
+            more = f"{fixed} or more {kind}s"
+            raise op_error(op, f"expected {more}, but found {found}" if kind == "operand"
+                           else f"expected {more}")
+        return
+    if found == declared:
+        return
+    if declared <= 1:
+        if kind == "operand":
+            raise op_error(op, "requires zero operands" if declared == 0
+                           else "requires a single operand")
+        raise op_error(op, f"requires {_COUNT_WORDS[declared]} {kind}"
+                           f"{'s' if declared == 0 else ''}")
+    raise op_error(op, f"expected {declared} {kind}s, but found {found}" if kind == "operand"
+                   else f"expected {declared} {kind}s")
 
 
 def _verify_group(op, kind, fields, nvar, total, seg_name) -> None:
     if nvar == 0:
-        if total != len(fields):
-            raise op_error(op, f"expected {_plural(len(fields), kind)}, but found {total}")
+        _verify_count(op, kind, len(fields), False, total)
         return
     fixed = len(fields) - nvar
     if nvar == 1:
         opt = next(f for f in fields if f.variadic or f.optional)
-        if total < fixed or (opt.optional and not opt.variadic and total > fixed + 1):
-            raise op_error(op, f"expected {'at least ' if opt.variadic else ''}"
-                               f"{_plural(fixed, kind)}, but found {total}")
+        if opt.variadic:
+            _verify_count(op, kind, fixed + 1, True, total)
+        elif total < fixed or total > fixed + 1:
+            # ODS's message for an optional group whose size is off.
+            # (The fields before the only optional one are single: it starts at its index.)
+            raise op_error(op, f"{kind} group starting at #{opt.index} requires 0 or 1 "
+                               f"element, but found {total - fixed}")
         return
     seg = op.properties.get(seg_name)
     if seg is None:
@@ -323,9 +392,13 @@ def _verify_group(op, kind, fields, nvar, total, seg_name) -> None:
     if sum(sizes) != total:
         raise op_error(op, f"{kind} count ({total}) does not match with the total size "
                            f"({sum(sizes)}) specified in attribute '{seg_name}'")
+    start = 0
     for f, n in zip(fields, sizes):
         if n < 0 or (not f.variadic and not f.optional and n != 1) or (f.optional and n > 1):
-            raise op_error(op, f"'{seg_name}' has an invalid size {n} for {kind} '{f.name}'")
+            need = "1 element" if not (f.variadic or f.optional) else "0 or 1 element"
+            raise op_error(op, f"{kind} group starting at #{start} requires {need}, but found "
+                               f"{n}")
+        start += n
 
 
 _ = SymbolRefAttr

@@ -1,9 +1,10 @@
 """bufferize: functions on tensors (linalg, tensor, graph state and control) -> functions on
 buffers, in destination-passing style, in place where that is safe.
 
-The rules are in `irkit.passes.bufferization`; the calling convention, the variables and
-the output sizes are those of `lower-graph-to-loop` (docs/lowering.md), which this pass,
-after `lower-graph-to-linalg` and before `lower-linalg-to-loop`, replaces.
+The rules are in `irkit.passes.bufferization`. The pass sits between `lower-graph-to-linalg`
+and `lower-linalg-to-loop` (`lower-graph-to-loop` runs the three); it sets the calling
+convention compiled functions have (docs/lowering.md): outputs the caller provides, the
+variables as arguments, a status buffer for run-time errors, `<name>_output_sizes`.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from irkit.symbols import lookup_symbol, symbol_name
 from irkit.types import FunctionType
 from irkit.dialects import linalg as _linalg, memory as _memory  # noqa: F401  (ops we build)
 from irkit.dialects.graph import VariableOp
-from irkit.passes.lower_graph.core import is_tensor
-from irkit.passes.lower_graph.output_sizes import output_sizes_function
 from irkit.passes.bufferization import BUFFERIZATIONS, Bufferization, BufferizeError
+from irkit.passes.bufferization.buffers import is_tensor
 from irkit.passes.bufferization.function import touches_tensors
+from irkit.passes.bufferization.output_sizes import output_sizes_function
 
 
 def has_tensors(f: Operation) -> bool:
@@ -80,7 +81,7 @@ class Bufferize(Pass):
     Algorithm:
       1. Find the functions with tensors (in the signature or the body) or graph ops. A
          `func.call` of one is an error (its signature changes).
-      2. Per function, the calling convention of `lower-graph-to-loop`: tensor arguments
+      2. Per function, the calling convention (docs/lowering.md): tensor arguments
          become memrefs of the same shape, each tensor result a trailing output memref
          `{graph.output = k}` the caller provides, then one memref per graph.variable used
          `{graph.variable = "name"}` (declaration order), then the status buffer
@@ -102,9 +103,13 @@ class Bufferize(Pass):
            the same buffer, `memory.view` of a buffer allocated as raw bytes because it is
            reshaped); the other tensor ops write into destinations chosen as in the
            previous point (see `bufferization/tensors.py`);
-         - graph ops without a rule here are lowered by their loop rule (`LOWERINGS`),
-           `graph.check` becomes `memory.check`, `graph.read` copies only when the variable
-           is assigned while the value or a view of it is still read.
+         - `graph.check` becomes `memory.check`; `graph.read` copies only when the variable
+           is assigned while the value or a view of it is still read, `graph.assign` is a
+           copy into the variable (guarded by the status after a check); `graph.if` is a
+           `loop.if` whose branches are bufferized by the same rules; `graph.scatter_add`,
+           which no structured op expresses, becomes loops over buffers directly;
+         - any other op touching tensors is a located error naming it (run
+           `lower-graph-to-linalg` first); ops on scalars are copied.
       5. Free each fresh buffer after the last op of its block that reads it or a view of
          it; a buffer overwritten in place is freed with the result that took it over. At
          the return, copy into the outputs what was not computed there.
@@ -112,8 +117,12 @@ class Bufferize(Pass):
          (unless `keep-variables`), add `<fn>_output_sizes` (with `output-sizes`), and fail
          with a located error at the first op still taking or making a tensor.
 
-    Options as `lower-graph-to-loop`: `parallel` for the loops of the graph ops lowered
-    straight to loops, `max-constant-elements`, `keep-variables`, `output-sizes`.
+    Options: `parallel=false` makes the loops this pass writes itself (`graph.scatter_add`)
+    `loop.for`s; `max-constant-elements` bounds the non-splat constants stored element by
+    element; `keep-variables` keeps the declarations; `output-sizes` adds, after each
+    function whose outputs have `?` sizes, a function `<name>_output_sizes` that computes
+    them from the inputs' sizes (`bufferization/output_sizes.py`), which libraries export
+    and check outputs with.
     """
 
     name = "bufferize"
@@ -123,8 +132,7 @@ class Bufferize(Pass):
     keep_variables: bool = False
     output_sizes: bool = False
 
-    #: op name or class -> rule (`irkit-opt --describe` lists an op's entry); graph ops
-    #: without one go through `lower-graph-to-loop`'s table
+    #: op name or class -> rule (`irkit-opt --describe` lists an op's entry)
     lowerings = BUFFERIZATIONS
 
     def run(self, op: Operation) -> None:

@@ -1,10 +1,12 @@
-"""cse: common subexpression elimination over pure ops, scoped by dominance."""
+"""cse: common subexpression elimination over pure ops, scoped by dominance; also erases the
+ops it finds trivially dead, as MLIR's CSE does."""
 
 from __future__ import annotations
 
 from irkit.ir import Block, Operation, Region
-from irkit.opdef import Commutative, GraphRegion, IsolatedFromAbove, Pure
+from irkit.opdef import Commutative, GraphRegion, IsolatedFromAbove, Pure, Terminator
 from irkit.pass_manager import Pass, register_pass
+from irkit.rewrite import is_trivially_dead
 from irkit.verifier import dominators
 
 
@@ -26,6 +28,13 @@ def op_key(op: Operation) -> tuple:
     return (op.name, tuple(operands), tuple(r.type for r in op.results),
             frozenset(props.items()) if props else None,
             frozenset(attrs.items()) if attrs else None)
+
+
+def _may_be_isolated(op: Operation) -> bool:
+    """Whether `op`'s regions may be isolated from above (MLIR's `mightHaveTrait`): they are
+    for ops that say so, and may be for an unregistered op, whose traits nobody knows. A value
+    defined outside such an op must never be made a use inside it."""
+    return IsolatedFromAbove in _traits(op) or not op.is_registered
 
 
 class _ScopedTable:
@@ -58,24 +67,34 @@ class _ScopedTable:
 
 @register_pass
 class CSE(Pass):
-    """Replace a pure op by an identical one that dominates it.
+    """Replace a pure op by an identical one that dominates it; erase trivially dead ops.
 
     Algorithm:
       1. Walk each region along its dominator tree, keeping a scoped table from op key
          (name, operands, result types, properties, attributes; commutative operands as a
          multiset) to the first op seen with that key.
-      2. A pure op without regions whose key is in the table is replaced by the table's op
-         and erased; otherwise it is added. Entering a block's dominator-tree children opens
-         a scope; leaving closes it, so only dominating ops are ever reused.
-      3. Nested regions are walked inside the current scope (values defined above dominate
-         them), except under ops isolated from above, which start from an empty table.
-         Graph regions have no dominance: each is one scope, where any equal op may serve.
+      2. For each op in a block, first walk its regions: inside the current scope (values
+         defined above dominate them), or from an empty table under an op whose regions may
+         be isolated from above (one that says so, or an unregistered op: MLIR assumes the
+         worst of those, so no outer value is ever moved into them).
+      3. Then, unless the op is a terminator: erase it if it is trivially dead (pure, no
+         result used) at this point of the walk; else, a pure op without regions whose key
+         is in the table is replaced by the table's op and erased, and any other pure op is
+         added. Entering a block's dominator-tree children opens a scope; leaving closes
+         it, so only dominating ops are ever reused.
+      4. Graph regions (ops with the `GraphRegion` trait) have no dominance: each is one
+         scope, where any equal op may serve.
+
+    Dead-op erasure is MLIR's: one look per op as the walk reaches it. An op whose only user
+    is erased later in the walk stays (MLIR's CSE leaves it too); `dce` removes whole dead
+    chains. The counts are `self.erased` (merged) and `self.dead` (erased as dead).
     """
 
     name = "cse"
 
     def run(self, op: Operation) -> None:
         self.erased = 0
+        self.dead = 0
         table = _ScopedTable()
         for region in op.regions:
             self._region(region, table)
@@ -85,8 +104,7 @@ class CSE(Pass):
         if not blocks:
             return
         parent = region.parent
-        graph = parent is not None and (GraphRegion in _traits(parent) or
-                                        not parent.is_registered)
+        graph = parent is not None and GraphRegion in _traits(parent)
         if len(blocks) == 1 or graph:
             table.push()
             for b in blocks:
@@ -118,12 +136,15 @@ class CSE(Pass):
             nxt = op._next
             traits = _traits(op)
             if op.regions:
-                if IsolatedFromAbove in traits:
-                    self._isolated(op)
-                else:
-                    for region in op.regions:
-                        self._region(region, table)
-            elif Pure in traits and op.results:
+                nested = _ScopedTable() if _may_be_isolated(op) else table
+                for region in op.regions:
+                    self._region(region, nested)
+            if Terminator in traits:
+                pass
+            elif is_trivially_dead(op):
+                op.erase()
+                self.dead += 1
+            elif Pure in traits and op.results and not op.regions:
                 key = op_key(op)
                 existing = table.lookup(key)
                 if existing is not None:
@@ -133,8 +154,3 @@ class CSE(Pass):
                 else:
                     table.insert(key, op)
             op = nxt
-
-    def _isolated(self, op: Operation) -> None:
-        table = _ScopedTable()
-        for region in op.regions:
-            self._region(region, table)

@@ -14,10 +14,19 @@ from irkit.dialects import linalg as _linalg, tensor as _tensor  # noqa: F401  (
 from irkit.passes.graph_to_linalg import ConversionError, FunctionConversion
 from irkit.passes.graph_to_linalg.core import rule_for, rule_table
 
-#: graph ops that stay at this level by design: state (bufferize gives variables buffers)
-#: and the structured conditional, whose regions are converted
+#: graph ops that stay at this level by design: state (bufferize gives variables buffers),
+#: the structured conditional (whose regions are converted), run-time checks, and
+#: `scatter_add`, whose indirect writes no structured op expresses (bufferize lowers it
+#: straight to loops, as MLIR lowers such ops through scf)
 KEPT = frozenset({"graph.variable", "graph.read", "graph.assign", "graph.if", "graph.yield",
-                  "graph.check"})
+                  "graph.check", "graph.scatter_add"})
+
+#: why an op has no rule, where the fix lies elsewhere: a switch/merge pair means "compute
+#: only along the live edge", deadness per run rather than per element, which no kernel
+#: computes; `graph-raise-control-flow` rebuilds it as the structured graph.if
+_HINTS = {name: ": dataflow deadness has no structured form; run graph-raise-control-flow "
+                "first (it rebuilds switch/merge as graph.if)"
+          for name in ("graph.switch", "graph.merge")}
 
 
 def _has_graph_ops(f: Operation) -> bool:
@@ -77,4 +86,4 @@ class LowerGraphToLinalg(Pass):
                 for o in f.walk():
                     if o.name.startswith("graph.") and o.name not in KEPT:
                         raise ConversionError(f"no lower-graph-to-linalg rule for '{o.name}' "
-                                              "yet", o.location)
+                                              f"yet{_HINTS.get(o.name, '')}", o.location)

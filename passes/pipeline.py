@@ -43,10 +43,15 @@ STAGES: tuple[Stage, ...] = (
           "`graph.if`s, while that of switch/merge joins values across branches and cannot "
           "be raised afterwards), then every derivative request replaced by the graph ops it "
           "stands for, simplified"),
-    Stage("loop", "lower-graph-to-loop{output-sizes=true},canonicalize,cse",
+    Stage("linalg", "lower-graph-to-linalg{full=true},canonicalize,cse",
+          "structured kernels on tensors (MLIR's linalg, tensor, arith, math): one "
+          "`linalg.generic` or named op per graph op, destination-passing `outs`; the "
+          "variables, `graph.if`, `graph.check` and `graph.scatter_add` stay graph ops"),
+    Stage("loop", "bufferize{output-sizes=true},lower-linalg-to-loop,canonicalize,cse",
           "every graph function a function over memrefs (the calling convention of "
           "docs/lowering.md) with its `<name>_output_sizes` sibling, the variables a "
-          "`graph.variables` module attribute; each temporary its own `memory.alloc`"),
+          "`graph.variables` module attribute; each temporary its own `memory.alloc`, each "
+          "structured op its loop nest"),
     Stage("memory", "plan-memory,canonicalize,cse",
           "each function's temporaries views of one planned arena "
           "(docs/memory_planning.md): what the backend compiles"),

@@ -389,7 +389,7 @@ def _assign_offsets(plan: FunctionPlan) -> None:
     at the hint, and the order `_best_static` finds with every independent size, see
     `size_leaves`, set to each of `_search_sizes`, and with several of them also at 16
     random mixes), the fewest of them that are near the best at each of those points, along
-    a geometric grid up to 8192 (four sizes an octave) and at 80 random mixes (`_cover`),
+    a geometric grid up to 8192 (eight sizes an octave) and at 80 random mixes (`_cover`),
     the first-fit formula of each, and at run time the offsets of the one whose arena is
     smallest."""
     slots = plan.slots
@@ -413,7 +413,7 @@ def _assign_offsets(plan: FunctionPlan) -> None:
             env = {v: size_value(v, value, memo) for v in values}
             return [sz.evaluate(s.size, env) for s in slots]
         searched: list = _search_sizes(plan)
-        grid = sorted({*searched, *(round(2 ** (k / 4)) for k in range(53))})
+        grid = sorted({*searched, *(round(2 ** (k / 8)) for k in range(105))})
         mixed: list = []
         if len(symbols) > 1:                     # sizes that differ from one another too
             rng = random.Random(len(symbols))

@@ -131,26 +131,6 @@ class Model:
 
     def forward(self, **inputs) -> dict:
         """Run `@forward`: a dict from output name to numpy array."""
-        return self._run(self._forward, inputs, self.outputs)
-
-    @property
-    def trainable(self) -> bool:
-        """Whether the model has a `train` clause (a `@train_step` function)."""
-        return self._train_step is not None
-
-    def train_step(self, **batch) -> dict:
-        """Run `@train_step` once on a batch (the same inputs as `forward`): one optimizer
-        step, which updates the params and the optimizer state in `variables`. Returns
-        {"loss": the loss before the update}."""
-        if self._train_step is None:
-            raise ValueError(f"model {self.name!r} has no train clause: add `train LOSS with "
-                             f"OPTIMIZER(...)` to give it a train_step")
-        if self._runner is not None:
-            return self._run(self._train_step, batch, None)
-        return self._run(self._train_step, batch, _result_names(self._train_step))
-
-    def forward(self, **inputs) -> dict:
-        """Run `@forward`: a dict from output name to numpy array."""
         return self._engine.run("forward", self.name, inputs, self._store)
 
     @property

@@ -3,12 +3,19 @@
     irkit-opt in.mlir -p canonicalize,cse
     irkit-opt in.mlir --pass-pipeline='builtin.module(func.func(canonicalize{max-iterations=3},cse))'
     irkit-opt in.mlir -canonicalize -cse            # mlir-opt's one-flag-per-pass form
+    irkit-opt in.mlir -split-input-file -canonicalize='max-iterations=3 test-convergence'
+    irkit-opt in.mlir --verify-roundtrip            # generic and custom form read back the same
     irkit-opt in.mlir -p cse --mlir-print-ir-after-all --mlir-timing
     irkit-opt in.mlir -p canonicalize --verify-each=numeric
     irkit-opt invalid.mlir --split-input-file --verify-diagnostics
     irkit-opt --describe arith.addf
     irkit-opt --list-passes
     irkit-opt model.irk -p canonicalize             # a DSL file is compiled to graph IR first
+
+The command line is read as mlir-opt reads its own (`irkit.tools.mlir_cli`): every long option
+with one dash or two (`-split-input-file`, `-pass-pipeline=...`), values of optional-value
+options only after `=`, a pass flag per registered pass with MLIR's pass options, so a `RUN:`
+line written for mlir-opt that uses only irkit's passes runs unchanged.
 
 Exit codes: 0 on success, 1 when the input has errors (printed as located diagnostics), a pass
 fails, or `--verify-diagnostics` finds a mismatch; 2 for bad command-line usage; 130 on
@@ -28,16 +35,6 @@ from irkit.tools import register_all
 _DESCRIPTION = "Read IR, run a pass pipeline on it, and print the result."
 
 
-class _PassFlag(argparse.Action):
-    """`-NAME` / `--NAME[=options]`: append a pass to the flat pipeline, in command-line
-    order (the pass name is the option's `dest` suffix)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        name = self.metavar
-        item = f"{name}{{{values}}}" if values else name
-        namespace.pass_flags = (getattr(namespace, "pass_flags", None) or []) + [item]
-
-
 def build_arg_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="irkit-opt", description=_DESCRIPTION,
                                  allow_abbrev=False)
@@ -50,17 +47,29 @@ def build_arg_parser() -> argparse.ArgumentParser:
                      help="print locations with each op")
     out.add_argument("--allow-unregistered-dialect", action="store_true",
                      help="keep ops of unknown dialects as opaque ops")
-    out.add_argument("--split-input-file", action="store_true",
-                     help="process each chunk separated by '// -----' on its own")
+    out.add_argument("--split-input-file", nargs="?", const=SPLIT_MARKER, default=None,
+                     metavar="MARKER",
+                     help=f"process each chunk separated by a '{SPLIT_MARKER}' line (or "
+                          "=MARKER) on its own")
     out.add_argument("--no-verify", dest="verify", action="store_false",
                      help="do not run the verifier on the input")
-    out.add_argument("--verify-diagnostics", action="store_true",
+    out.add_argument("--verify-diagnostics", nargs="?", const="all", default=None,
+                     choices=["all"],
                      help="check emitted diagnostics against expected-* annotations")
+    out.add_argument("--verify-roundtrip", action="store_true",
+                     help="after parsing, check that the module prints and parses back as "
+                          "itself, in generic and in custom form")
+    # Pass flags, `-p` and `--pass-pipeline` append to one list, so they run in command-line
+    # order. `flat` and `pass_pipeline` stay for callers that fill a namespace themselves.
+    ap.set_defaults(flat=None, pass_pipeline=None)
     passes = ap.add_argument_group("pipelines")
-    passes.add_argument("-p", "--passes", dest="flat", default=None, metavar="PASSES",
+    passes.add_argument("-p", "--passes", dest="pipeline", action="append", metavar="PASSES",
                         help="flat pipeline: 'canonicalize,cse{...}' run on the module")
-    passes.add_argument("--pass-pipeline", default=None, metavar="PIPELINE",
+    passes.add_argument("--pass-pipeline", dest="pipeline", action="append", metavar="PIPELINE",
                         help="MLIR pipeline: 'builtin.module(func.func(cse))'")
+    passes.add_argument("--mlir-disable-threading", action="store_true",
+                        help="accepted for mlir-opt's command lines: irkit runs passes on "
+                             "one thread")
     add_verify_each_arguments(passes)
     passes.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE.py",
                         help="import a Python file that registers passes (test passes)")
@@ -79,36 +88,20 @@ def build_arg_parser() -> argparse.ArgumentParser:
                       help="print the whole module, not just the op the pass ran on")
     inst.add_argument("--mlir-timing", action="store_true",
                       help="report the wall time of each pass")
+    ap.epilog = ("Passes are also options of their own, as in mlir-opt: -NAME or "
+                 "--NAME='OPTIONS' (see --list-passes).")
     return ap
 
 
-def _add_pass_flags(ap: argparse.ArgumentParser, argv: list[str]) -> None:
-    """Register `-NAME`/`--NAME` for every pass named on the command line (after plugins are
-    loaded), so mlir-opt's `-canonicalize -cse` works without importing every pass."""
-    from irkit.pass_manager import lookup_pass
-    group = ap.add_argument_group("passes")
-    for arg in argv:
-        if not arg.startswith("-") or arg.startswith("---"):
-            continue
-        name = arg.lstrip("-").split("=", 1)[0]
-        if not name or name in _FIXED_FLAGS or lookup_pass(name) is None:
-            continue
-        try:
-            group.add_argument(f"-{name}", f"--{name}", action=_PassFlag, nargs="?", const="",
-                               metavar=name, dest=f"pass_{name}", help=argparse.SUPPRESS)
-        except argparse.ArgumentError:
-            pass                    # registered already (the flag appears twice)
+SPLIT_MARKER = "// -----"
 
 
-_FIXED_FLAGS = {"p", "o", "h", "help"}
-
-
-def split_chunks(text: str) -> list[str]:
-    """Split on `// -----` lines; each chunk is padded so line numbers stay those of the file."""
+def split_chunks(text: str, marker: str = SPLIT_MARKER) -> list[str]:
+    """Split on `marker` lines; each chunk is padded so line numbers stay those of the file."""
     lines = text.splitlines(keepends=True)
     chunks, cur, start = [], [], 0
     for i, line in enumerate(lines):
-        if line.strip() == "// -----":
+        if line.strip() == marker:
             chunks.append("\n" * start + "".join(cur))
             cur, start = [], i + 1
         else:
@@ -129,11 +122,14 @@ def add_verify_each_arguments(group) -> None:
 
 
 def build_pass_manager(args):
+    """The pass manager of a parsed command line: its pipelines in order, MLIR's pass options
+    translated to irkit's, and the instrumentation its flags ask for."""
     from irkit.pass_manager import PassManager, PrintIR, parse_pipeline_into
+    from irkit.tools.mlir_cli import translate_pipeline
     pm = PassManager(verify_each=args.verify_each != "false")
-    for text in [args.pass_pipeline, args.flat, *(getattr(args, "pass_flags", None) or [])]:
+    for text in [args.pass_pipeline, args.flat, *(getattr(args, "pipeline", None) or [])]:
         if text:
-            parse_pipeline_into(pm, text)
+            parse_pipeline_into(pm, translate_pipeline(text))
     if (args.mlir_print_ir_after_all or args.mlir_print_ir_before_all or args.mlir_print_ir_after
             or args.mlir_print_ir_before or args.mlir_print_ir_after_failure):
         from irkit.printer import print_op
@@ -171,7 +167,7 @@ def run(args, pm, text: str, filename: str, out) -> int:
     if args.mlir_timing:
         timing = Timing()
         pm.add_instrumentation(timing)
-    chunks = split_chunks(text) if args.split_input_file else [text]
+    chunks = split_chunks(text, args.split_input_file) if args.split_input_file else [text]
     status = 0
     for i, chunk in enumerate(chunks):
         buf = io.StringIO()
@@ -187,6 +183,9 @@ def run(args, pm, text: str, filename: str, out) -> int:
                                       verify=args.verify)
             if timing is not None:
                 timing.add_phase("Parser", time.perf_counter() - t0)
+            if args.verify_roundtrip:
+                verify_roundtrip(module, allow_unregistered=args.allow_unregistered_dialect,
+                                 verify=args.verify)
             pm.run(module)
             t0 = time.perf_counter()
             printed = print_op(module, generic=args.mlir_print_op_generic,
@@ -237,15 +236,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    from irkit.pass_manager import PassPipelineError, lookup_pass
+    from irkit.tools.mlir_cli import UsageError, plugin_paths, to_argparse
     register_all()
     ap = build_arg_parser()
     # Plugins first: they may define passes that the command line names as flags.
-    pre, _ = ap.parse_known_args(argv)
-    for path in pre.load_pass_plugin:
+    for path in plugin_paths(argv):
         status = _load_plugin(path)
         if status:
             return status
-    _add_pass_flags(ap, argv)
+    try:
+        argv = to_argparse(argv, ap, lambda name: lookup_pass(name) is not None)
+    except (UsageError, PassPipelineError) as e:
+        sys.stderr.write(f"irkit-opt: error: {e}\n")
+        return 2
     args = ap.parse_args(argv)
     if args.list_passes:
         sys.stdout.write(list_passes())
@@ -273,6 +277,49 @@ def _main(argv: list[str]) -> int:
     if args.output == "-":
         return run(args, pm, text, filename, sys.stdout)
     return _run_to_file(args, pm, text, filename)
+
+
+def verify_roundtrip(module, *, allow_unregistered: bool = False, verify: bool = True) -> None:
+    """`--verify-roundtrip`: the module must read back from its own text as itself.
+
+    Right after parsing, as mlir-opt's option of that name: the module's generic form with
+    locations is parsed back and must print the same again (MLIR's check). Then its custom
+    form, printed with locations, is parsed back and must give the same generic form without
+    locations: a custom form may leave out a location (an elided terminator has none in MLIR
+    either), but nothing else (an attribute, a type, an op). Reading back also verifies.
+    Raises an IRError at the module's location naming the form and the first line that
+    differs.
+    """
+    from irkit.printer import print_op
+    reference = print_op(module, generic=True, debuginfo=True)
+    again = _read_back(module, "generic", reference, allow_unregistered, verify)
+    _compare(module, "generic", reference, print_op(again, generic=True, debuginfo=True))
+    again = _read_back(module, "custom", print_op(module, debuginfo=True), allow_unregistered,
+                       verify)
+    _compare(module, "custom", print_op(module, generic=True), print_op(again, generic=True))
+
+
+def _read_back(module, form: str, text: str, allow_unregistered: bool, verify: bool):
+    from irkit.diagnostics import IRError
+    from irkit.parser import parse_module
+    try:
+        return parse_module(text, f"<{form} round-trip>", allow_unregistered=allow_unregistered,
+                            verify=verify)
+    except IRError as e:
+        raise IRError(f"round-trip testing: the {form} form irkit prints does not parse back",
+                      module.location).note(e.render()) from None
+
+
+def _compare(module, form: str, reference: str, printed: str) -> None:
+    from irkit.diagnostics import IRError
+    if printed == reference:
+        return
+    want, got = reference.splitlines(), printed.splitlines()
+    n = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+    err = IRError(f"round-trip testing: the module read back from its {form} form differs "
+                  f"from the reference at line {n + 1} of the generic form", module.location)
+    err.note(f"reference: {want[n].strip() if n < len(want) else '<end>'}")
+    raise err.note(f"read back: {got[n].strip() if n < len(got) else '<end>'}")
 
 
 def _run_to_file(args, pm, text: str, filename: str) -> int:

@@ -212,11 +212,12 @@ def print_attrs(op, p) -> None:
 
 
 def i1_like(t):
-    """`i1`, or an i1 tensor/vector of the same shape as `t` (cmpi, cmpf, isnan results)."""
+    """`i1`, or an i1 tensor/vector of the same shape as `t` (cmpi, cmpf, isnan results, a
+    select's condition); a tensor keeps its encoding, as MLIR's `getI1SameShape` does."""
     if isinstance(t, VectorType):
         return VectorType(t.shape, I1, t.scalable)
     if isinstance(t, RankedTensorType):
-        return RankedTensorType(t.shape, I1)
+        return RankedTensorType(t.shape, I1, t.encoding)
     if isinstance(t, UnrankedTensorType):
         return UnrankedTensorType(I1)
     return I1

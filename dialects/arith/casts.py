@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from irkit import float_formats as ff
 from irkit.attributes import numpy_dtype
+from irkit.float_arrays import bits_to_numpy, convert_array, ints_to_array, numpy_to_bits
 from irkit.ir import Operation
 from irkit.opdef import (
     Constraint, Elementwise, Operand, Prop, Pure, Result, SameOperandsAndResultShape,
     SignlessIntegerLike, FloatLike, scalar_or_container, lookup_op,
 )
 from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
-from irkit.types import BF16, FloatType, IndexType, IntegerType
+from irkit.types import FloatType, IndexType, RankedTensorType, UnrankedTensorType
 from irkit.dialects.arith import fold as af
 from irkit.dialects.arith.base import (
     FASTMATH, OVERFLOW, OVERFLOW_NONE, ArithOp, FastMathAttr, IntOrFloatLike, OverflowAttr,
@@ -37,7 +39,16 @@ class _Cast(ArithOp):
         return True
 
     def verify_(self):
+        """MLIR's checks after the shape trait, in its order: tensor dimensions equal (not
+        just compatible: `tensor<?xi32>` to `tensor<4xi64>` is no cast), then the encodings
+        and element types."""
         st, dt = self._operands[0].value.type, self.results[0].type
+        if _tensor_dims(st) != _tensor_dims(dt):
+            raise self.error("failed to verify that input and output have the same tensor "
+                             "dimensions")
+        if getattr(st, "encoding", None) != getattr(dt, "encoding", None):
+            raise self.error(f"operand type '{st}' and result type '{dt}' are cast "
+                             "incompatible")
         if not self._compatible(elem(st), elem(dt)):
             why = self._why.format(src=st, dst=dt)
             raise self.error(f"operand type '{st}' and result type '{dt}' are cast "
@@ -62,6 +73,15 @@ class _Cast(ArithOp):
 
     def _infos(self):
         return int_info(self._operands[0].value.type), int_info(self.results[0].type)
+
+
+def _tensor_dims(t) -> tuple | None:
+    """A tensor's dimensions (`*` for unranked), None for any other type."""
+    if isinstance(t, RankedTensorType):
+        return t.shape
+    if isinstance(t, UnrankedTensorType):
+        return ("*",)
+    return None
 
 
 class CastChain(RewritePattern):
@@ -109,6 +129,7 @@ class _IntResize(_Cast):
     __slots__ = ()
     in_ = Operand(SignlessFixedIntLike)
     out = Result(SignlessFixedIntLike)
+    _wide_ints = True
     _compatible = staticmethod(_wider)
     _why = "result type '{dst}' must be wider than operand type '{src}'"
 
@@ -264,7 +285,12 @@ class ExtFOp(_FloatResize):
         return None
 
     def evaluate(self, x):
-        return np.asarray(x).astype(numpy_dtype(elem(self.results[0].type)))[()]
+        return convert_array(x, elem(self.in_.type), elem(self.results[0].type))
+
+    def _soft(self, x):
+        # MLIR folds only exact conversions; a widening one is exact except for a NaN,
+        # which keeps the top of its payload and is quieted, as the hardware does.
+        return ff.convert(x, _fmt(self.results[0].type))[0]
 
 
 @arith.op
@@ -282,14 +308,22 @@ class TruncFOp(_FloatResize):
     _flags = ("rounding", "fastmath")
 
     def evaluate(self, x):
-        et = elem(self.results[0].type)
-        if et is BF16:
-            return af.round_bf16(np.asarray(x).astype(np.float32))
-        r = np.asarray(x).astype(numpy_dtype(et))
+        st, et = elem(self.in_.type), elem(self.results[0].type)
+        mode = self._mode()
+        if mode and st.name in _NATIVE and et.name in _NATIVE:
+            r = np.asarray(x).astype(numpy_dtype(et))
+            return _directed(np.asarray(x), r, mode)[()]
+        return convert_array(x, st, et, mode)
+
+    def _mode(self) -> int:
         mode = self.properties.get("roundingmode")
-        if mode is not None and mode.value:
-            r = _directed(np.asarray(x), r, mode.value)
-        return r[()]
+        return mode.value if mode is not None else ff.NEAREST_EVEN
+
+    def _soft(self, x):
+        # Rounded once in the op's rounding mode. irkit folds inexact conversions too (MLIR
+        # folds only exact ones); a result the type cannot hold (inf into f4E2M1FN) is not
+        # folded.
+        return ff.convert(x, _fmt(self.results[0].type), self._mode())[0]
 
     def fold_identity(self, operands):
         ext = self.in_.defining_op(ExtFOp)
@@ -315,24 +349,29 @@ class TruncFOp(_FloatResize):
     )
 
 
-#: (significand bits, largest exponent, smallest normal exponent) of the IEEE-like formats
-_FORMATS = {"f16": (11, 15, -14), "bf16": (8, 127, -126), "tf32": (11, 127, -126),
-            "f32": (24, 127, -126), "f64": (53, 1023, -1022), "f80": (64, 16383, -16382),
-            "f128": (113, 16383, -16382)}
+#: float types numpy computes in natively (directed rounding re-rounds numpy's result)
+_NATIVE = frozenset(("f16", "f32", "f64"))
+
+
+def _fmt(t) -> ff.FloatFormat:
+    return elem(t).format
 
 
 def _representable(src, dst) -> bool:
-    """Is every `src` value exactly a `dst` value (APFloat's isRepresentableBy)? Only the
-    formats above are known; the small f8/f6/f4 formats conservatively are not."""
-    s, d = _FORMATS.get(src.name), _FORMATS.get(dst.name)
-    return s is not None and d is not None and d[0] >= s[0] and d[1] >= s[1] and d[2] <= s[2]
+    """Is every `src` value exactly a `dst` value, infinities and NaNs included? APFloat's
+    isRepresentableBy (range and precision), plus: `dst` has an infinity and a NaN where
+    `src` has them (f8E5M2's infinity would become f8E4M3FN's NaN)."""
+    s, d = src.format, dst.format
+    return d.precision >= s.precision and d.max_exp >= s.max_exp and \
+        d.min_exp <= s.min_exp and (d.has_inf or not s.has_inf) and \
+        (d.has_nan or not s.has_nan) and (d.signed or not s.signed)
 
 
 def _itofp_exact(x, conv, is_signed: bool) -> bool:
     """Does the int -> float conversion `conv` of `x` never round (value bits fit)?"""
-    fmt = _FORMATS.get(elem(conv.out.type).name)
+    fmt = _fmt(conv.out.type)
     bits = _width(x) - (1 if is_signed else 0)
-    return fmt is not None and bits <= fmt[0]
+    return bits <= fmt.precision and bits <= fmt.max_exp + 1 and fmt.signed
 
 
 def _contract(op) -> bool:
@@ -363,12 +402,22 @@ class _IntToFloat(_Cast):
     in_ = Operand(SignlessFixedIntLike)
     out = Result(FloatLike)
     _signed = True
+    _wide_ints = True
 
     def evaluate(self, x):
         si = int_info(self._operands[0].value.type)
-        t = self.results[0].type
         v = signed(x, si) if self._signed else unsigned(x, si)
-        return af.fix_float(v.astype(numpy_dtype(elem(t)))[()], t)
+        return ints_to_array(v, elem(self.results[0].type))
+
+    def _soft(self, x):
+        info = int_info(self.in_.type)
+        v = -x if info.is_bool and self._signed else x      # i1 true is -1 when signed
+        if not self._signed:
+            v = x & ((1 << info.width) - 1)
+        fmt = _fmt(self.results[0].type)
+        if v < 0 and not fmt.signed:
+            return None                                 # f8E8M0FNU has no negative values
+        return fmt.from_int(v)[0]
 
 
 @arith.op
@@ -409,9 +458,14 @@ class _FloatToInt(_Cast):
     in_ = Operand(FloatLike)
     out = Result(SignlessFixedIntLike)
     _signed = True
+    _wide_ints = True
 
     def _bounds(self, w):
         return (-2.0 ** (w - 1), 2.0 ** (w - 1)) if self._signed else (0.0, 2.0 ** w)
+
+    def _soft(self, x):
+        """Toward zero; None (no fold) for NaN, infinity or out of range: poison."""
+        return ff.to_int(x, int_info(self.results[0].type).width, self._signed)
 
     def _poison(self, x):
         lo, hi = self._bounds(int_info(self.results[0].type).width)
@@ -421,6 +475,8 @@ class _FloatToInt(_Cast):
     def evaluate(self, x):
         di = int_info(self.results[0].type)
         lo, hi = self._bounds(di.width)
+        if di.wide:
+            return wrap(np.frompyfunc(self._wide_lane, 1, 1)(np.asarray(x)), di)
         t = np.trunc(np.asarray(x, dtype=np.float64))
         t = np.where(np.isnan(t), 0.0, t)
         inside = np.where((t < lo) | (t >= hi), 0.0, t)
@@ -431,6 +487,17 @@ class _FloatToInt(_Cast):
         r = inside.astype(_U64)
         r = np.where(t >= hi, di.mask, np.where(t < lo, _U64(0), r))
         return wrap(r.astype(_U64), di)
+
+    def _wide_lane(self, v) -> int:
+        """One lane into a wide integer, saturating like the narrow lanes (NaN gives 0)."""
+        w = int_info(self.results[0].type).width
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if self._signed else (0, (1 << w) - 1)
+        f = float(v)
+        if f != f:
+            return 0
+        if f in (float("inf"), float("-inf")):
+            return hi if f > 0 else lo
+        return min(max(int(f), lo), hi)
 
 
 @arith.op
@@ -464,6 +531,7 @@ class _IndexCast(_Cast):
     __slots__ = ()
     in_ = Operand(SignlessIntegerLike)
     out = Result(SignlessIntegerLike)
+    _wide_ints = True
     _compatible = staticmethod(_index_compatible)
     _why = "exactly one of the element types must be 'index'"
 
@@ -531,20 +599,26 @@ class BitcastOp(_Cast):
     out = Result(IntOrFloatLike)
     _compatible = staticmethod(_same_width)
     _why = "the bit widths must be equal"
+    _wide_ints = True
 
     def evaluate(self, x):
         se, de = elem(self._operands[0].value.type), elem(self.results[0].type)
         if se is de:
             return x
-        a = np.asarray(x)
-        if se is BF16:
-            a = (a.view(np.uint32) >> 16).astype(np.uint16)
-        elif de is BF16:
-            bits = a.view(np.uint16).astype(np.uint32) << 16
-            return bits.view(np.float32)[()]
-        if isinstance(de, IntegerType) and de.width == 1:
-            return a.astype(np.bool_)[()]
-        return a.view(numpy_dtype(de))[()]
+        if isinstance(se, FloatType):
+            bits = np.asarray(numpy_to_bits(x, se))
+        else:
+            bits = unsigned(x, int_info(se))
+        if isinstance(de, FloatType):
+            return bits_to_numpy(bits, de)
+        return wrap(bits.astype(object) if int_info(de).wide else bits.astype(_U64),
+                    int_info(de))
+
+    def _soft(self, x):
+        """The same bits read as the result type (a float constant's exact encoding)."""
+        se, de = elem(self.in_.type), elem(self.results[0].type)
+        bits = x.bits() if isinstance(se, FloatType) else x & ((1 << se.width) - 1)
+        return de.format.decode(bits) if isinstance(de, FloatType) else bits
 
     def fold_identity(self, operands):
         x = self.in_

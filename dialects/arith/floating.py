@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from irkit import float_formats as ff
 from irkit.opdef import (
     BoolLike, AnyType, Commutative, Elementwise, FloatLike, Operand, Prop, Pure, Result,
     SameOperandsAndResultType, SameOperandsType, SignlessIntegerLike,
@@ -53,6 +54,31 @@ class _FloatBinary(BinaryOp, FastMathOp):
     def evaluate(self, a, b):
         return af.fix_float(self._kernel(a, b), self.results[0].type)
 
+    def _soft(self, a, b):
+        """The exact fold (APFloat's: rounded once, the left NaN wins and is quieted)."""
+        return self._soft_kernel(a, b)
+
+    def fold(self, operands):
+        # As MLIR's folders: the identities first, on the right-hand constant only, then
+        # the constant fold. So `maxnumf(sNaN, NaN)` and `sNaN * 1.0` keep the signaling
+        # NaN as it is (the op is the identity), while `1.0 * sNaN` computes a quiet one.
+        if operands[0] is None or operands[1] is None:
+            return self.fold_identity(operands)
+        if (self._idempotent and self.same_operands()) or self._is_unit(operands[1]):
+            return [operands[0]]                            # c * 1.0 -> c, bit for bit
+        return af.constant_fold(self, operands)
+
+    def _is_unit(self, c) -> bool:
+        """Is constant `c` a right identity (`x + -0.0`, `x * 1.0`, `maxnumf(x, NaN)`)?"""
+        for value, neg_zero in self._units:
+            if value != value:
+                v = af.splat_of(c)
+                if v is not None and v != v:
+                    return True
+            elif af.is_float_splat(c, value, neg_zero):
+                return True
+        return False
+
     def fold_identity(self, operands):
         if self._idempotent and self.same_operands():
             return [self._operands[0].value]                # max(x, x) -> x
@@ -85,6 +111,7 @@ class AddFOp(_FloatBinary):
     name = "arith.addf"
     traits = _COMMUTATIVE_F
     _kernel = staticmethod(lambda a, b: a + b)
+    _soft_kernel = staticmethod(lambda a, b: ff.add(a, b)[0])
     _units = ((0.0, True),)
 
 
@@ -98,6 +125,7 @@ class SubFOp(_FloatBinary):
 
     name = "arith.subf"
     _kernel = staticmethod(lambda a, b: a - b)
+    _soft_kernel = staticmethod(lambda a, b: ff.sub(a, b)[0])
     _units = ((0.0, False),)
 
 
@@ -112,6 +140,7 @@ class MulFOp(_FloatBinary):
     name = "arith.mulf"
     traits = _COMMUTATIVE_F
     _kernel = staticmethod(lambda a, b: a * b)
+    _soft_kernel = staticmethod(lambda a, b: ff.mul(a, b)[0])
     _units = ((1.0, False),)
 
     def fold_identity(self, operands):
@@ -139,6 +168,7 @@ class DivFOp(_FloatBinary):
 
     name = "arith.divf"
     _kernel = staticmethod(lambda a, b: a / b)
+    _soft_kernel = staticmethod(lambda a, b: ff.div(a, b)[0])
     _units = ((1.0, False),)
     canonicalization_patterns = (
         peephole("arith.divf(arith.negf(x), arith.negf(y)) -> arith.divf(x, y)"),  # -x/-y = x/y
@@ -155,6 +185,7 @@ class RemFOp(_FloatBinary):
 
     name = "arith.remf"
     _kernel = staticmethod(np.fmod)
+    _soft_kernel = staticmethod(lambda a, b: ff.mod(a, b)[0])
 
 
 @arith.op
@@ -168,6 +199,7 @@ class MaximumFOp(_FloatBinary):
     name = "arith.maximumf"
     traits = _COMMUTATIVE_F
     _kernel = staticmethod(af.maximumf)
+    _soft_kernel = staticmethod(ff.maximum)
     _idempotent = True
     _units = ((-np.inf, False),)
 
@@ -183,6 +215,7 @@ class MinimumFOp(_FloatBinary):
     name = "arith.minimumf"
     traits = _COMMUTATIVE_F
     _kernel = staticmethod(af.minimumf)
+    _soft_kernel = staticmethod(ff.minimum)
     _idempotent = True
     _units = ((np.inf, False),)
 
@@ -198,6 +231,7 @@ class MaxNumFOp(_FloatBinary):
     name = "arith.maxnumf"
     traits = _COMMUTATIVE_F
     _kernel = staticmethod(af.maxnumf)
+    _soft_kernel = staticmethod(ff.maxnum)
     _idempotent = True
     _units = ((np.nan, False),)     # not -inf: maxnumf(NaN, -inf) is -inf, not NaN
 
@@ -213,6 +247,7 @@ class MinNumFOp(_FloatBinary):
     name = "arith.minnumf"
     traits = _COMMUTATIVE_F
     _kernel = staticmethod(af.minnumf)
+    _soft_kernel = staticmethod(ff.minnum)
     _idempotent = True
     _units = ((np.nan, False),)     # not +inf: minnumf(NaN, +inf) is +inf, not NaN
 
@@ -232,6 +267,10 @@ class NegFOp(UnaryOp, FastMathOp):
 
     def evaluate(self, a):
         return -a
+
+    def _soft(self, a):
+        # The sign bit flips, NaN included; an unsigned format (f8E8M0FNU) has no -x.
+        return a.with_sign(not a.sign) if a.fmt.signed else None
 
     def fold_identity(self, operands):
         inner = self._operands[0].value.defining_op(NegFOp)
@@ -333,6 +372,7 @@ class CmpIOp(_Compare):
 
     name = "arith.cmpi"
     predicate = Prop(predicate_constraint(10))
+    _wide_ints = True
     lhs = Operand(SignlessIntegerLike)
     rhs = Operand(SignlessIntegerLike)
     _predicates = CMPI_PREDICATES
@@ -391,6 +431,12 @@ _CMPF = (
     _unordered,                                                           # uno
     lambda a, b: np.ones(np.broadcast(a, b).shape, np.bool_)[()],         # true
 )
+
+
+#: the outcomes of `float_formats.compare` each cmpf predicate holds for, in enum order
+_CMPF_HOLDS = tuple(frozenset(x.split()) for x in (
+    "", "eq", "gt", "gt eq", "lt", "lt eq", "lt gt", "lt gt eq", "un eq", "un gt", "un gt eq",
+    "un lt", "un lt eq", "un lt gt", "un", "un lt gt eq"))
 
 
 #: significand bits (with the implicit one) and largest exponent of the float formats whose
@@ -503,6 +549,9 @@ class CmpFOp(_Compare):
     def evaluate(self, a, b):
         return _CMPF[self.properties["predicate"].value](a, b)
 
+    def _soft(self, a, b):
+        return ff.compare(a, b) in _CMPF_HOLDS[self.properties["predicate"].value]
+
     def fold_identity(self, operands):
         pred = self.properties["predicate"].value
         rt = self.results[0].type
@@ -589,9 +638,13 @@ class SelectOp(ArithOp):
         ct = ops[0].value.type
         if isinstance(ct, ShapedType):
             if type(ct) is not type(t) or getattr(ct, "shape", None) != getattr(t, "shape",
-                                                                                None):
+                                                                                None) or \
+                    getattr(ct, "scalable", None) != getattr(t, "scalable", None):
                 raise self.error("all non-scalar operands/results must have the same shape "
                                  "and base type")
+            if ct is not i1_like(t):    # a tensor mask also carries the result's encoding
+                raise self.error(f"expected condition type to have the same shape as the "
+                                 f"result type, expected '{i1_like(t)}', but got '{ct}'")
 
     @classmethod
     def parse(cls, p, num_results):

@@ -8,18 +8,18 @@ import numpy as np
 from irkit.attributes import DenseElementsAttr, DenseResourceAttr, FloatAttr, IntegerAttr, \
     SparseElementsAttr
 from irkit.opdef import (
-    AnyType, Commutative, ConstantLike, Elementwise, Operand, Prop, Pure, Result,
-    SameOperandsAndResultType, SignlessIntegerLike, UnitAttrC,
+    AnyType, BoolLike, Commutative, ConstantLike, Elementwise, Operand, Prop, Pure, Result,
+    SameOperandsAndResultType, SignlessIntegerLike, UnitAttrC, compatible_shapes, lookup_op,
 )
 from irkit.ir import Operation, Value
 from irkit.peephole import peephole
 from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
-from irkit.types import I64, IntegerType
+from irkit.types import I64, IntegerType, RankedTensorType, UnrankedTensorType, VectorType
 from irkit.dialects.arith import fold as af
 from irkit.dialects.arith.base import (  # noqa: F401  (re-exported for passes)
     CMPF_INVERSE, CMPI_INVERSE, FASTMATH, FASTMATH_FAST, FASTMATH_NONE, OVERFLOW,
-    OVERFLOW_NONE, ArithOp, OverflowAttr, BinaryOp, arith, elem, int_binary, int_info,
-    make, signed, unsigned, wrap, zero_of,
+    OVERFLOW_NONE, ArithOp, OverflowAttr, BinaryOp, arith, elem, i1_like, int_binary,
+    int_info, make, signed, unsigned, wrap, zero_of,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -106,6 +106,7 @@ class _IntBinary(BinaryOp):
     result = Result(SignlessIntegerLike)
     traits = (Pure(), SameOperandsAndResultType(), Elementwise())
     _signed = True
+    _wide_ints = True       # the kernels run on Python ints for i128, i256, ...
 
     def evaluate(self, a, b):
         return int_binary(self._kernel, self._signed, a, b, self.results[0].type)
@@ -641,6 +642,225 @@ class MinUIOp(_MinMaxI):
     _signed = False
     _kernel = staticmethod(lambda a, b, w: np.minimum(a, b))
     _absorb, _neutral = "umin", "umax"
+
+
+# ---------------------------------------------------------------------------------------------
+# Extended integer ops: two results, the full result split in two
+# ---------------------------------------------------------------------------------------------
+
+
+def verify_elementwise_mappable(op) -> None:
+    """MLIR's `Elementwise` trait rules for ops with scalar, vector or tensor operands: if
+    anything is a vector or tensor, the operands include one and every result is one, and
+    all of them have one kind and compatible shapes. (irkit's own `Elementwise` trait also
+    marks broadcasting graph ops, so arith ops with several results check it here.)"""
+    def mappable(types):
+        return [t for t in types if isinstance(t, (VectorType, RankedTensorType,
+                                                   UnrankedTensorType))]
+    ins, outs = mappable(op.operand_types), mappable(op.result_types)
+    if not ins and not outs:
+        return
+    if not ins:
+        raise op.error("if a result is non-scalar, then at least one operand must be "
+                       "non-scalar")
+    if not outs:
+        raise op.error("if an operand is non-scalar, then there must be at least one "
+                       "non-scalar result")
+    if len(outs) != len(op.results):
+        raise op.error("if an operand is non-scalar, then all results must be non-scalar")
+    types = ins + outs
+    if any(type(t) is not type(types[0]) or not compatible_shapes(t, types[0])
+           for t in types[1:]):
+        raise op.error("all non-scalar operands/results must have the same shape and base "
+                       "type")
+
+
+class _Extended(BinaryOp):
+    """`lhs op rhs` computed exactly and returned in two parts, each of the operand width:
+    the low part (the wrapped result) and what does not fit (a carry, the high half)."""
+
+    __slots__ = ()
+    lhs = Operand(SignlessIntegerLike)
+    rhs = Operand(SignlessIntegerLike)
+    traits = (Pure(), Commutative(), Elementwise())
+    #: the names of the lhs, rhs and results that must have one type (ODS's message)
+    _same = ""
+
+    def verify_(self):
+        ops = self._operands
+        t = ops[0].value.type
+        same = [ops[1].value.type, *self.result_types[:2 if self._same.count(",") == 3
+                                                      else 1]]
+        if any(u is not t for u in same):
+            raise self.error(f"failed to verify that all of {{{self._same}}} have same type")
+        verify_elementwise_mappable(self)
+
+    @classmethod
+    def parse(cls, p, num_results):
+        a = p.parse_operand_ref()
+        p.expect(",")
+        b = p.parse_operand_ref()
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = p.parse_type()
+        second = t
+        if cls._result_type_listed:
+            p.expect(",")
+            second = p.parse_type()
+        return make(cls, [p.resolve(a, t), p.resolve(b, t)], [t, second], None, attrs)
+
+    def print(self, p):
+        a, b = self.lhs, self.rhs
+        p.write(f" {p.value(a)}, {p.value(b)}")
+        if self.attributes:
+            p.attr_dict(self)
+        p.write(f" : {a.type}")
+        if self._result_type_listed:
+            p.write(f", {self.results[1].type}")
+
+    _result_type_listed = False
+
+
+@arith.op
+class AddUIExtendedOp(_Extended):
+    """Unsigned addition with its carry: `sum` wraps at the bit width, `overflow` is true
+    where the unsigned sum did not fit.
+
+        %a = arith.constant 200 : i8
+        %r:2 = arith.addui_extended %a, %a : i8, i1
+    """
+
+    name = "arith.addui_extended"
+    sum = Result(SignlessIntegerLike)
+    overflow = Result(BoolLike)
+    _same = "lhs, rhs, sum"
+    _result_type_listed = True
+
+    def infer_result_types(self):
+        t = self.lhs.type
+        return [t, i1_like(t)]
+
+    def evaluate(self, a, b):
+        info = int_info(self.lhs.type)
+        ua = unsigned(a, info)
+        with np.errstate(over="ignore"):
+            total = (ua + unsigned(b, info)) & info.mask
+        return wrap(total, info), np.asarray(total < ua).astype(np.bool_)[()]
+
+    def fold_identity(self, operands):
+        x, c = self.const_operand(operands)
+        if c is None or not af.is_int_splat(c, 0):
+            return None
+        carry = af.bool_attr_like(False, self.overflow.type)
+        return None if carry is None else [x, carry]        # x + 0 -> x, no carry
+
+    canonicalization_patterns = ()     # set below: the pattern needs AddIOp
+
+
+class _MulExtended(_Extended):
+    """The double-width product of the signed (`_signed`) or unsigned views: `low` is the
+    wrapped product (what `muli` gives), `high` the upper half."""
+
+    __slots__ = ()
+    low = Result(SignlessIntegerLike)
+    high = Result(SignlessIntegerLike)
+    _same = "lhs, rhs, low, high"
+    _signed = True
+
+    def infer_result_types(self):
+        return [self.lhs.type, self.lhs.type]
+
+    def evaluate(self, a, b):
+        info = int_info(self.lhs.type)
+        view = signed if self._signed else unsigned
+        # Python integers (object arrays) hold the exact product of two 64-bit values.
+        product = view(a, info).astype(object) * view(b, info).astype(object)
+        mask = (1 << info.width) - 1
+        return (_from_bits(product & mask, info),
+                _from_bits((product >> info.width) & mask, info))
+
+    def fold_identity(self, operands):
+        x, c = self.const_operand(operands)
+        if c is None:
+            return None
+        if af.is_int_splat(c, 0):
+            return [c, c]                                   # x * 0 -> 0, 0
+        if af.is_int_splat(c, 1) and not self._signed:
+            z = zero_of(self.results[1].type)               # x * 1 -> x, 0 (unsigned)
+            return None if z is None else [x, z]
+        return None
+
+
+def _from_bits(bits, info):
+    """Non-negative Python integers below 2**width (an object array) in storage form."""
+    bits = np.asarray(bits, dtype=object)
+    return wrap(bits if info.width > 64 else bits.astype(np.uint64), info)
+
+
+class MulSIExtendedOfOne(RewritePattern):
+    """`mulsi_extended(x, 1) -> (x, extsi(x < 0))`: the high half of a signed product by one
+    is x's sign, all ones or all zeros."""
+
+    root = "arith.mulsi_extended"
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        c = constant_value(op.rhs)
+        if c is None or not af.is_int_splat(c, 1):
+            return False
+        t = op.lhs.type
+        zero = zero_of(t)
+        if zero is None:
+            return False
+        zero_v = rewriter.create(ConstantOp, value=zero, result_types=[t]).results[0]
+        slt = rewriter.create(lookup_op("arith.cmpi"), op.lhs, zero_v,
+                              predicate=IntegerAttr(2, I64)).results[0]
+        sign = rewriter.create(lookup_op("arith.extsi"), slt, result_types=[t]).results[0]
+        rewriter.replace_op(op, [op.lhs, sign])
+        return True
+
+
+class LowPartOnly(RewritePattern):
+    """An extended op whose second result is unused is its plain op (`addi`, `muli`)."""
+
+    def __init__(self, root: str, plain: type) -> None:
+        self.root = root
+        self.plain = plain
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
+        if op.results[1].has_uses():
+            return False
+        new = rewriter.create(self.plain, op.lhs, op.rhs).results[0]
+        rewriter.replace_op(op, [new, op.results[1]])      # (the second has no uses)
+        return True
+
+
+@arith.op
+class MulSIExtendedOp(_MulExtended):
+    """Signed multiplication to twice the width, as a low and a high half.
+
+        %a = arith.constant -3 : i8
+        %r:2 = arith.mulsi_extended %a, %a : i8
+    """
+
+    name = "arith.mulsi_extended"
+    canonicalization_patterns = (MulSIExtendedOfOne(),
+                                 LowPartOnly("arith.mulsi_extended", MulIOp))
+
+
+@arith.op
+class MulUIExtendedOp(_MulExtended):
+    """Unsigned multiplication to twice the width, as a low and a high half.
+
+        %a = arith.constant -3 : i8
+        %r:2 = arith.mului_extended %a, %a : i8
+    """
+
+    name = "arith.mului_extended"
+    _signed = False
+    canonicalization_patterns = (LowPartOnly("arith.mului_extended", MulIOp),)
+
+
+AddUIExtendedOp.canonicalization_patterns = (LowPartOnly("arith.addui_extended", AddIOp),)
 
 
 def materialize_constant(attr, type, location=None):

@@ -177,7 +177,8 @@ def wide_sum(x: np.ndarray, axis=None, keepdims: bool = False) -> np.ndarray:
     rounded once by the caller, after a division or a log), integers in their own type
     (wrapping). numpy sums float32 pairwise only along the contiguous axis; along another
     one it adds row by row in float32, which at 10^5 terms is off by 10^-4 relative, where
-    float64 is off by 10^-11 (passes/lower_graph/accumulate.py states the bound)."""
+    float64 is off by 10^-11 (`Accumulator` in passes/graph_to_linalg/core.py states the
+    bound)."""
     dtype = np.float64 if x.dtype.kind == "f" else x.dtype
     return np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
 

@@ -6,11 +6,11 @@ name, its **scalar body** (the function of one element, written once against the
 interface of `scalar.py`), the element types it accepts, a summary, and its derivative.
 The body is the op's only formula: `evaluate` (the interpreter, folding) runs it on numpy
 arrays, and `lower-graph-to-linalg` builds it as the body of a `linalg.generic` (the loop
-rules of `lower-graph-to-loop` as their loop body), so the compiled code cannot drift from
-the reference semantics. Written in the order numpy's own formula evaluates, it gives numpy's
-bits exactly; the one op whose numpy kernel has no scalar form in the same order, `softplus`
-(`np.logaddexp` rounds differently from any composition of numpy's `exp` and `log1p`), keeps
-that kernel for `evaluate` (`numpy=`), its body then being the compiled formula only. (One
+body, once lowered), so the compiled code cannot drift from the reference semantics.
+Written in the order numpy's own formula evaluates, it gives numpy's bits exactly; the one
+op whose numpy kernel has no scalar form in the same order, `softplus` (`np.logaddexp`
+rounds differently from any composition of numpy's `exp` and `log1p`), keeps that kernel
+for `evaluate` (`numpy=`), its body then being the compiled formula only. (One
 bit moved by choice: relu(-0.0) is +0.0 for every float type, IEEE's maximum, as numpy gives
 for float32 and float64; numpy's float16 maximum kept -0.0.)
 The ops of this module are declared from the tables `_UNARY` and `_BINARY` (a row an op);

@@ -14,8 +14,7 @@ declares ops from such functions) and run by either implementation:
 - `NumpyScalars` computes with numpy arrays (every element at once): the op's reference
   semantics, which `evaluate` (the interpreter) and folding use;
 - `ArithScalars` builds `arith`/`math` ops at a `Builder`: the scalar body of the
-  `linalg.generic` that `lower-graph-to-linalg` makes (and of the loop nests of the older
-  `lower-graph-to-loop`).
+  `linalg.generic` that `lower-graph-to-linalg` makes.
 
 So the loop body of an op cannot drift from what the interpreter computes: both are the same
 function. The numpy side evaluates the ops in the function's order with numpy's own kernels,

@@ -26,7 +26,7 @@ Parts, in import order (each builds on the ones before, none on the ones after):
 from irkit.opdef import Dialect
 
 linalg = Dialect("linalg", "Structured ops: an iteration space, indexing maps, iterator "
-                 "types and a scalar body (MLIR's linalg).")
+                 "types and a scalar body (MLIR's linalg).", allows_unknown_ops=True)
 
 from irkit.dialects.linalg.structured import (  # noqa: E402
     ITERATOR_ATTRS, PARALLEL, REDUCTION, LoopIndex, StructuredOp, iterator_types_attr,

@@ -252,6 +252,11 @@ class _CopyLike(FixedBodyOp):
         p.attr_dict(self, elided=(self.key,))
 
 
+def mlir_size(d: int | None) -> int:
+    """A size as MLIR's messages print it: `?` is ShapedType::kDynamic, the least int64."""
+    return -(1 << 63) if d is None else d
+
+
 @linalg.op
 class TransposeOp(_CopyLike):
     """The input with its dimensions permuted: `dim(init, i) = dim(input, permutation[i])`,
@@ -285,9 +290,9 @@ class TransposeOp(_CopyLike):
         if a.rank != b.rank:
             raise self.error(f"input rank {a.rank} does not match init rank {b.rank}")
         for i, k in enumerate(perm):
-            if a.shape[k] is not None and b.shape[i] is not None and a.shape[k] != b.shape[i]:
-                raise self.error(f"dim(result, {i}) = {b.shape[i]} doesn't match dim(input, "
-                                 f"permutation[{i}]) = {a.shape[k]}")
+            if a.shape[k] != b.shape[i]:        # `?` matches only `?`, as in MLIR
+                raise self.error(f"dim(result, {i}) = {mlir_size(b.shape[i])} doesn't match "
+                                 f"dim(input, permutation[{i}]) = {mlir_size(a.shape[k])}")
         self.verify_structured()
 
 
@@ -325,9 +330,9 @@ class BroadcastOp(_CopyLike):
             raise self.error("dimensions must be unique")
         kept = [i for i in range(b.rank) if i not in set(dims)]
         for i, j in enumerate(kept):
-            if a.shape[i] is not None and b.shape[j] is not None and a.shape[i] != b.shape[j]:
+            if a.shape[i] != b.shape[j]:        # `?` matches only `?`, as in MLIR
                 raise self.error(f"input dim {i} should match init dim {j}. input: "
-                                 f"{a.shape[i]}, init: {b.shape[j]}")
+                                 f"{mlir_size(a.shape[i])}, init: {mlir_size(b.shape[j])}")
         self.verify_structured()
 
 

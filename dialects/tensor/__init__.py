@@ -63,7 +63,8 @@ and the reshapes may return their operand's array or a view of it.
 
 from irkit.opdef import Dialect
 
-tensor = Dialect("tensor", "Tensor creation, slicing and reshaping (MLIR's tensor).")
+tensor = Dialect("tensor", "Tensor creation, slicing and reshaping (MLIR's tensor).",
+                 allows_unknown_ops=True)
 
 # The modules below register their ops on `tensor` (defined above, before they import it).
 from irkit.dialects.arith import materialize_constant  # noqa: E402

@@ -1,23 +1,30 @@
 """The op-by-op half of `bufferize` (the pass is `irkit.passes.bufferize`): tensors to buffers.
 
+- `buffers`: `FunctionBuffers`, one function's buffers: the calling convention, which buffer
+  holds each value and when it is freed, run-time checks, constants, loop nests;
 - `analysis`: what is read off the tensor program first: views, tied inits, whether an init
   is read after the op that would overwrite it;
-- `function`: `Bufferization`, the per-function state (today's `FunctionLowering`
-  generalized: destinations planned, in place or copied, values without buffers, reshapes as
-  views of raw bytes), the rule table `BUFFERIZATIONS` and `@bufferizes`;
+- `function`: `Bufferization`, the per-function state (destinations planned, in place or
+  copied, values without buffers, reshapes as views of raw bytes), the rule table
+  `BUFFERIZATIONS` and `@bufferizes`;
 - `structured`: every linalg op on tensors -> the same op on memrefs, and the ops inside its
   body that read tensors or check something;
 - `tensors`: the `tensor` ops and tensor constants;
-- `state`: `graph.read` (aware of views) and `graph.check`.
+- `state`: `graph.read` (aware of views), `graph.assign` and `graph.check`;
+- `control`: `graph.if` -> `loop.if`, its branches bufferized by the same rules;
+- `scatter`: `graph.scatter_add`, which no structured op expresses, straight to loops;
+- `output_sizes`: a function's `<name>_output_sizes` sibling, its outputs' `?` sizes from
+  the inputs' (the `output-sizes` option).
 
-Graph ops without a rule here (`graph.assign`, `graph.if`, ops no structured op expresses
-such as `graph.scatter_add`) are lowered by their loop rule in
-`irkit.passes.lower_graph.LOWERINGS`, in the same buffer map.
+Rules register themselves in `BUFFERIZATIONS` when their module is imported, which this
+package does; `irkit-opt --describe graph.scatter_add` shows the entry.
 """
 
-from irkit.passes.bufferization.function import (
-    BUFFERIZATIONS, Bufferization, BufferizeError, bufferizes,
+from irkit.passes.bufferization.buffers import BufferizeError, FunctionBuffers
+from irkit.passes.bufferization.function import BUFFERIZATIONS, Bufferization, bufferizes
+from irkit.passes.bufferization import (  # noqa: F401  (register their rules)
+    control, scatter, state, structured, tensors,
 )
-from irkit.passes.bufferization import state, structured, tensors  # noqa: F401
 
-__all__ = ["BUFFERIZATIONS", "Bufferization", "BufferizeError", "bufferizes"]
+__all__ = ["BUFFERIZATIONS", "Bufferization", "BufferizeError", "FunctionBuffers",
+           "bufferizes"]

@@ -2,7 +2,7 @@
 share memory, how long a buffer must live, and whether an op may overwrite its init's buffer.
 
 The tensor program is still intact while it is bufferized (the new body is built beside it),
-so these questions are answered on the old IR, with the positions `FunctionLowering`
+so these questions are answered on the old IR, with the positions `FunctionBuffers`
 numbers every op with (pre-order over the body, nested ops included: an op's regions come
 right after it, before the next op of its block).
 

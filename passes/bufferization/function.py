@@ -1,18 +1,18 @@
-"""The function-level half of `bufferize`: `Bufferization`, today's `FunctionLowering`
-(passes/lower_graph/core.py) taught the structured level.
+"""The function-level half of `bufferize`: `Bufferization`, the per-function state of
+`buffers.FunctionBuffers` (calling convention, buffer map, liveness, checks) taught the
+structured level.
 
-`FunctionLowering` already owns what the runtimes and the planner rely on: the calling
-convention (inputs, one output memref per tensor result, one memref per variable, the status
-buffer), destination passing into the outputs, fresh `memory.alloc`s sized from the buffers
-they derive from, `memory.dealloc` after the last use, per-block liveness through regions,
-run-time checks, constants hoisted to the entry. `Bufferization` keeps all of it and changes
-what it must for ops that are values-in, values-out with a tied init (MLIR's
-destination-passing style):
+`FunctionBuffers` owns what the runtimes and the planner rely on: the calling convention
+(inputs, one output memref per tensor result, one memref per variable, the status buffer),
+destination passing into the outputs, fresh `memory.alloc`s sized from the buffers they
+derive from, `memory.dealloc` after the last use, per-block liveness through regions,
+run-time checks, constants hoisted to the entry. `Bufferization` adds what ops that are
+values-in, values-out with a tied init (MLIR's destination-passing style) need:
 
 - **Rules.** An op is bufferized by the rule `BUFFERIZATIONS` holds for its name or for a
-  base class of it (`StructuredOp`: every linalg op); a graph op without one (a
-  `graph.scatter_add`, a `graph.if`, `graph.assign`) by its loop rule in `LOWERINGS`, at the
-  same place in the buffer map; an op touching no tensor is copied.
+  base class of it (`StructuredOp`: every linalg op); an op touching no tensor is copied;
+  any other op is a located error. The graph ops that reach this pass (state, `graph.if`,
+  `graph.check`, `graph.scatter_add`) have rules here like every other op.
 - **Values without a buffer.** A `tensor.empty` has sizes but no contents: its value gets a
   buffer only when something reads it as a whole; an op writing into it gets a buffer of its
   own (`empties`). A splat constant read only as scalars (a generic's input, an extract)
@@ -38,19 +38,17 @@ from __future__ import annotations
 
 from typing import Callable
 
-from irkit.diagnostics import IRError
 from irkit.ir import OpOperand, OpResult, Operation, Value
 from irkit.attributes import IntegerAttr
 from irkit.rewrite import constant_value
 from irkit.types import I8, MemRefType
 from irkit.dialects.memory import AllocOp, CopyOp, ViewOp, byte_size
 from irkit.dialects.tensor import EmptyOp
-from irkit.passes.lower_graph.core import (
-    LOWERINGS, FunctionLowering, buffer_type, index_in, is_tensor,
-)
-from irkit.passes.lower_graph.scalar import emit
 from irkit.passes.bufferization import analysis
 from irkit.passes.bufferization.analysis import tied_result
+from irkit.passes.bufferization.buffers import (
+    BufferizeError, FunctionBuffers, buffer_type, index_in, is_tensor,
+)
 
 #: op name or op class -> rule(bufferization, op): gives each tensor result a buffer
 BUFFERIZATIONS: dict[object, Callable[["Bufferization", Operation], None]] = {}
@@ -80,8 +78,13 @@ def rule_for(op: Operation):
     return None
 
 
-class BufferizeError(IRError):
-    """An op or a type `bufferize` cannot handle (located at the op)."""
+def _no_rule(op: Operation) -> BufferizeError:
+    """The located error for an op this pass has no rule for; a graph op's names the pass
+    that should have converted it (the graph ops bufferize takes are the few that stay at
+    the structured level)."""
+    hint = " (lower-graph-to-linalg converts graph ops first)" \
+        if op.name.startswith("graph.") else ""
+    return BufferizeError(f"cannot bufferize '{op.name}': no rule for it{hint}", op.location)
 
 
 def touches_tensors(op: Operation) -> bool:
@@ -89,7 +92,7 @@ def touches_tensors(op: Operation) -> bool:
     return any(is_tensor(v.type) for o in op.walk() for v in (*o.operands, *o.results))
 
 
-class Bufferization(FunctionLowering):
+class Bufferization(FunctionBuffers):
     """The state of bufferizing one function (see the module docstring)."""
 
     def __init__(self, func: Operation, variables: list[Operation], parallel: bool,
@@ -106,17 +109,9 @@ class Bufferization(FunctionLowering):
 
     def _lower_op(self, op: Operation) -> None:
         rule = rule_for(op)
-        if rule is None and op.name in LOWERINGS:
-            rule = LOWERINGS[op.name]
-            # The loop rules read `out_for` for the buffer a result is computed into.
-            for r in op.results:
-                target = self.planned(r) if is_tensor(r.type) else None
-                if target is not None:
-                    self.out_for.setdefault(r, target)
         if rule is None:
             if touches_tensors(op) or op.name.startswith("graph."):
-                raise BufferizeError(f"cannot bufferize '{op.name}': no rule for it",
-                                     op.location)
+                raise _no_rule(op)
             self.b.insert(op.clone(self.values))
             return
         rule(self, op)
@@ -127,15 +122,16 @@ class Bufferization(FunctionLowering):
                                      f"#{r.index} no buffer", op.location)
 
     def _last_uses(self, ops: list[Operation], index: dict) -> dict[Value, int]:
-        """As `FunctionLowering._last_uses`, but knowing the ops with regions this pass
-        handles (structured ops, `tensor.pad`, ...), and with a view's last reader counting
-        as a reader of its source."""
+        """For each tensor value defined in the block `ops`, the index of the last op of the
+        block reading it (its own index when nothing does): where its buffer, if fresh, is
+        freed. A use by an op nested in a region counts at the block's op that holds it, so
+        a buffer a branch reads lives until after the whole `graph.if`; a view's last reader
+        counts as a reader of its source. An op with regions over tensors needs a rule."""
         last = {}
         for i, op in enumerate(ops):
-            if op.regions and rule_for(op) is None and op.name not in LOWERINGS and \
+            if op.regions and rule_for(op) is None and \
                     (touches_tensors(op) or op.name.startswith("graph.")):
-                raise BufferizeError(f"cannot bufferize '{op.name}': no rule for it",
-                                     op.location)
+                raise _no_rule(op)
             for r in op.results:
                 if is_tensor(r.type):
                     users = [k for k in (index_in(u, index) for u in r.users)
@@ -218,7 +214,7 @@ class Bufferization(FunctionLowering):
             return b
         if y == 1:
             return a
-        return emit(self.b, "arith.muli", a, b)
+        return self.scalars().mul(a, b)
 
     def add(self, a: Value, b: Value) -> Value:
         """`a + b` on index values, folded when both are constants."""
@@ -229,7 +225,7 @@ class Bufferization(FunctionLowering):
             return b
         if y == 0:
             return a
-        return emit(self.b, "arith.addi", a, b)
+        return self.scalars().add(a, b)
 
     def index_value(self, mixed) -> Value:
         """An entry of a mixed list (an int, or an index value of the tensor program) as an

@@ -29,8 +29,8 @@ from irkit.dialects.linalg import GenericOp, StructuredOp, maps_attr
 from irkit.dialects.memory import LoadOp
 from irkit.dialects.tensor import DimOp
 from irkit.dialects.tensor.base import constant_index
-from irkit.passes.lower_graph.core import is_tensor
 from irkit.passes.bufferization.analysis import init_use
+from irkit.passes.bufferization.buffers import is_tensor
 from irkit.passes.bufferization.function import (
     Bufferization, BufferizeError, bufferizes, touches_tensors,
 )

@@ -10,9 +10,12 @@
   `linalg.fill`, a `linalg.generic` over it.
 - `tensor.extract_slice`: a `memory.subview`, a view: its source lives as long as it (and
   is not overwritten while it is read, see `analysis`). A slice that drops unit dimensions
-  is copied, as `memory.subview` keeps the rank.
+  is copied, as `memory.subview` keeps the rank; so is one with a negative stride (Python's
+  `x[::-1]`), which a memory view cannot have: the elements are viewed in increasing order
+  and copied reversed.
 - `tensor.insert_slice`: `memory.copy` into a subview of the destination (in place when
-  safe); nothing when the source was computed in that very window.
+  safe), reversed along the axes of a negative stride; nothing when the source was computed
+  in that very window.
 - `tensor.concat`: one destination, each input copied into its subview.
 - `tensor.pad`: the destination filled with the padding value (`linalg.fill`, or a
   `linalg.generic` when the value depends on the position), the source copied into its
@@ -39,14 +42,14 @@ from irkit.ir import Operation, Value
 from irkit.rewrite import constant_value
 from irkit.types import I1, I64, FloatType
 from irkit.dialects.linalg import PARALLEL, GenericOp, IndexOp, make_fill, make_generic
-from irkit.dialects.memory import CopyOp, StoreOp, SubviewOp
+from irkit.dialects.memory import CopyOp, LoadOp, StoreOp, SubviewOp
 from irkit.dialects.tensor import (
     CastOp, CollapseShapeOp, ConcatOp, DimOp, EmptyOp, ExpandShapeOp, ExtractOp,
     ExtractSliceOp, GenerateOp, InsertOp, InsertSliceOp, PadOp,
 )
 from irkit.dialects.tensor.base import reassociation_lists
-from irkit.passes.lower_graph.core import buffer_type, is_tensor
 from irkit.passes.bufferization.analysis import init_use, tied_result
+from irkit.passes.bufferization.buffers import buffer_type, is_tensor
 from irkit.passes.bufferization.function import Bufferization, BufferizeError, bufferizes
 from irkit.passes.bufferization.structured import dim_axis, inline_block, read_element
 
@@ -69,15 +72,57 @@ def _copy(bz: Bufferization, src: Value, dst: Value, src_map: AffineMap,
                  lambda b, args: [args[0]])
 
 
-def _window(bz: Bufferization, buf: Value, op) -> Value:
-    """The `memory.subview` of `buf` a slice op's offsets, sizes and strides select."""
-    view = bz.b.insert(SubviewOp.create(
-        buf, [bz.new_mixed(m) for m in op.mixed_offsets()],
-        [bz.new_mixed(m) for m in op.mixed_sizes()],
-        [bz.new_mixed(m) for m in op.mixed_strides()], location=bz.b.location)).results[0]
+def _window(bz: Bufferization, buf: Value, op) -> tuple[Value, list[int]]:
+    """The `memory.subview` of `buf` a slice op's offsets, sizes and strides select, and the
+    axes along which the op walks it backwards. The memory dialect's strides are not
+    negative (MLIR's are): along an axis of stride -k the view holds the same elements in
+    increasing order (offset `start - (n - 1) * k`, stride k), and the copy into or out of
+    it reverses that axis (`_flipped_copy`). A window without such an axis is remembered
+    (`windows`) for an insert that puts a result back where it came from."""
+    offsets = [bz.new_mixed(m) for m in op.mixed_offsets()]
+    sizes = [bz.new_mixed(m) for m in op.mixed_sizes()]
+    strides = [bz.new_mixed(m) for m in op.mixed_strides()]
+    flipped = [a for a, k in enumerate(strides) if isinstance(k, int) and k < 0]
+    for a in flipped:
+        offsets[a], strides[a] = _increasing(bz, offsets[a], sizes[a], strides[a])
+    view = bz.b.insert(SubviewOp.create(buf, offsets, sizes, strides,
+                                        location=bz.b.location)).results[0]
     bz.know_sizes(view, [bz.index_value(m) for m in op.mixed_sizes()])
-    bz.windows[view] = (buf, op)
-    return view
+    if not flipped:
+        bz.windows[view] = (buf, op)
+    return view, flipped
+
+
+def _increasing(bz: Bufferization, offset, size, stride: int) -> tuple:
+    """(offset, stride) of the elements `offset + i * stride`, i < size (stride < 0), in
+    increasing order: the last one first (none: the offset itself), stride -stride."""
+    step = -stride
+    if isinstance(offset, int) and isinstance(size, int):
+        return offset - max(size - 1, 0) * step, step
+    s = bz.scalars()
+    last = s.max(s.sub(bz.index_value(size), bz.index(1)), bz.index(0))
+    return _mixed(s.sub(bz.index_value(offset), bz.mul(last, bz.index(step)))), step
+
+
+def _flipped_copy(bz: Bufferization, src: Value, dst: Value, axes: list[int | None],
+                  flipped: list[int]) -> None:
+    """`dst[i] = src[j]` over `dst`'s shape, where src axis a is indexed by dst's loop
+    `axes[a]` (None: index 0, a unit axis), counted from the end along the dst axes
+    `flipped`: a `linalg.generic` over `dst` that reads `src` in its body, as an affine map
+    cannot count from an end known only at run time."""
+    n = dst.type.rank
+    sizes = bz.sizes(dst)
+    last = {d: bz.index(dst.type.shape[d] - 1) if dst.type.shape[d] is not None
+            else bz.scalars().sub(sizes[d], bz.index(1)) for d in flipped}
+
+    def body(b: Builder, args: list[Value]) -> list[Value]:
+        s = bz.scalars(b)
+        ivs = [b.create(IndexOp, dim=IntegerAttr(k, I64)).results[0] for k in range(n)]
+        at = [bz.index(0) if d is None else s.sub(last[d], ivs[d]) if d in last else ivs[d]
+              for d in axes]
+        return [b.create(LoadOp, src, at).results[0]]
+
+    make_generic(bz.b, [], [dst], [_identity(n)], [PARALLEL] * n, body)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,13 +232,18 @@ def extract_slice(bz: Bufferization, op: ExtractSliceOp) -> None:
     if op.is_identity_window() and op.source.type.shape == op.result.type.shape:
         bz.define(op.result, src)
         return
-    view = _window(bz, src, op)
+    view, flipped = _window(bz, src, op)
     dropped = op.dropped_dims()
-    if not dropped:
+    if not dropped and not flipped:
         bz.define(op.result, view)
         return
     kept = [s for i, s in enumerate(op.mixed_sizes()) if i not in dropped]
     out = bz.dest(op.result, [bz.index_value(m) for m in kept])
+    if flipped:
+        order = iter(range(out.type.rank))
+        axes = [None if a in dropped else next(order) for a in range(view.type.rank)]
+        _flipped_copy(bz, view, out, axes, [axes[a] for a in flipped if axes[a] is not None])
+        return
     _copy(bz, view, out, _with_units(view.type.rank, dropped), _identity(out.type.rank))
 
 
@@ -204,9 +254,12 @@ def insert_slice(bz: Bufferization, op: InsertSliceOp) -> None:
     viewed, slice_op = bz.windows.get(src, (None, None))
     if viewed is dest and slice_op.same_window(op) and not op.dropped_dims():
         return              # computed in this very window (analysis.window_update)
-    window = _window(bz, dest, op)
+    window, flipped = _window(bz, dest, op)
     dropped = op.dropped_dims()
-    if dropped:
+    if flipped:
+        axes = [a for a in range(window.type.rank) if a not in dropped]
+        _flipped_copy(bz, src, window, axes, flipped)
+    elif dropped:
         _copy(bz, src, window, _identity(src.type.rank), _with_units(window.type.rank, dropped))
     else:
         bz.b.create(CopyOp, src, window)

@@ -1,6 +1,6 @@
 """Rules for the ops of graph/loss.py: softmax, log_softmax, cross_entropy and mse, as
-reduction and elementwise `linalg.generic`s with the numerics of today's loop rules
-(passes/lower_graph/reduce.py and loss.py).
+reduction and elementwise `linalg.generic`s, summing with `core.Accumulator` (its docstring
+has the bound).
 
 - softmax and log_softmax take the same three passes over their axis as the numpy reference
   (graph/loss.py): the maximum m (a reduction generic from -inf), then the sum of

@@ -5,11 +5,10 @@ The result `[..., M, N]` is a `linalg.generic` with one parallel loop per result
 reduction loop K last: `acc[..., m, n] += a[..., m, k] * b[..., k, n]`, each operand read
 through its indexing map (a vector operand's dropped axis is simply absent: `[K] x [K, N]`
 reads `a` at `(d0, d1) -> (d1)`). The product and the sum are `core.Accumulator`'s, the
-numerics of the loop rule (passes/lower_graph/linalg.py): float32 factors multiplied in
-float32, the product widened (`arith.extf`) and added in an f64 output (`tensor.empty` +
-`linalg.fill` 0.0), rounded once by a following elementwise generic (`arith.truncf`); f16
-and bf16 factors widened first; f64 with Neumaier's compensation (two f64 outputs); integers
-in their own type, wrapping.
+numerics its docstring bounds: float32 factors multiplied in float32, the product widened
+(`arith.extf`) and added in an f64 output (`tensor.empty` + `linalg.fill` 0.0), rounded once
+by a following elementwise generic (`arith.truncf`); f16 and bf16 factors widened first; f64
+with Neumaier's compensation (two f64 outputs); integers in their own type, wrapping.
 
 Why not `linalg.matmul`: a named contraction casts its inputs to the output's element type
 and multiplies there, so with an f64 output it would multiply in f64 — other numerics. For

@@ -1,11 +1,10 @@
 """Rules for the layers of graph/nn.py and their backward ops (graph/nn_grad.py):
-convolution, pooling and normalization as structured kernels, with the numerics of the loop
-rules (passes/lower_graph/nn.py): every dot product and window sum is a `core.Accumulator`
-(float32 factors multiplied in float32, the product widened and added in an f64 output,
-rounded once by a following elementwise generic; f64 compensated), and every kernel's
-operands are read through affine maps, so the interpreter runs each one vectorized and the
-loop level can tile it. Layout NCHW; loops are named (n, c|o, i, j) for an output point and
-(c|o, di, dj) or (n, i, j) for what it sums over.
+convolution, pooling and normalization as structured kernels: every dot product and window
+sum is a `core.Accumulator` (float32 factors multiplied in float32, the product widened and
+added in an f64 output, rounded once by a following elementwise generic; f64 compensated),
+and every kernel's operands are read through affine maps, so the interpreter runs each one
+vectorized and the loop level can tile it. Layout NCHW; loops are named (n, c|o, i, j) for
+an output point and (c|o, di, dj) or (n, i, j) for what it sums over.
 
 - conv2d: a `linalg.generic` with `linalg.conv_2d_nchw_fchw`'s maps,
   `x[n, c, i*sh + di, j*sw + dj] * w[o, c, di, dj]` summed over (c, di, dj) into (n, o, i,

@@ -1,5 +1,5 @@
 """Rules for the reductions and argmax (graph/reduce.py): `linalg.generic`s with reduction
-loops, with the numerics of today's loop rules (passes/lower_graph/reduce.py).
+loops, summing with `core.Accumulator` (its docstring has the bound).
 
 One loop per operand axis, in the operand's order: the reduced axes are `reduction` loops,
 the others `parallel`; the operand is read with the identity map, the outputs with the kept

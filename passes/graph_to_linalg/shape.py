@@ -233,7 +233,11 @@ def convert_transpose(cv: FunctionConversion, op: Operation) -> list[Value]:
     if list(perm) == list(range(len(perm))):
         return [as_type(cv, x, t, sizes)]
     out = cv.empty(t, sizes)
-    result = make_transpose(cv.b, x, out, perm).results[0]
+    # linalg.transpose wants each input size to be the init's exactly (`?` only with `?`):
+    # where the result type knows more, the input is cast to it first.
+    src_type = RankedTensorType(tuple(t.shape[perm.index(a)] for a in range(len(perm))),
+                                x.type.element)
+    result = make_transpose(cv.b, as_type(cv, x, src_type, xs), out, perm).results[0]
     cv.know_sizes(result, sizes)
     return [result]
 
@@ -291,6 +295,10 @@ def convert_broadcast_to(cv: FunctionConversion, op: Operation) -> list[Value]:
     if not added:
         return [as_type(cv, x, t, sizes)]
     src = drop_unit_axes(cv, x, stretched)
+    # linalg.broadcast wants each kept input size to be the init's exactly (`?` only with
+    # `?`): the input is cast to the result's sizes along the kept axes first.
+    kept = [a for a in range(t.rank) if a not in set(added)]
+    src = cast(cv.b, src, RankedTensorType(tuple(t.shape[a] for a in kept), t.element))
     result = make_broadcast(cv.b, src, cv.empty(t, sizes), added).results[0]
     cv.know_sizes(result, sizes)
     return [result]

@@ -2,7 +2,8 @@
 tensor semantics, its docstring example (each `?` made a concrete size, 1 and 3) is run
 
 (a) by the graph interpreter (the op's numpy semantics), and
-(b) lowered with `lower-graph-to-loop` and compiled for the host CPU by the LLVM backend
+(b) lowered with `lower-graph-to-loop` (lower-graph-to-linalg, bufferize,
+    lower-linalg-to-loop) and compiled for the host CPU by the LLVM backend
     (`irkit.backends.llvm_cpu.compile_module`), called with numpy output buffers (filled
     with garbage that must be overwritten),
 

@@ -5,7 +5,8 @@ The programs are those of `test_lower_graph_programs.graph_programs()` (float an
 broadcast_to, matmul, softmax, casts, constants, a second output) and the DSL's random models,
 half of them with a conditional output: each is run by the graph interpreter, and taken
 through every stage of the pipeline table (`irkit.passes.pipeline`: switch/merge raised to
-`graph.if`, `lower-graph-to-loop`, `canonicalize,cse`, `plan-memory`), compiled by the LLVM backend
+`graph.if`, `lower-graph-to-linalg`, `bufferize`, `lower-linalg-to-loop`, `canonicalize,cse`,
+`plan-memory`), compiled by the LLVM backend
 (`irkit.backends.llvm_cpu.compile_module`) and called with numpy output buffers filled with
 garbage. Integers and booleans must agree exactly; floats to the rounding the lowering allows
 (sequential sums, math functions rounded once from f64: rtol 1e-4 relative to the largest

@@ -1,5 +1,6 @@
-"""lower-graph-to-loop preserves meaning: random graph programs, run by the interpreter
-before lowering and after (outputs passed as numpy buffers), agree.
+"""lower-graph-to-loop (lower-graph-to-linalg, bufferize, lower-linalg-to-loop) preserves
+meaning: random graph programs, run by the interpreter before lowering and after (outputs
+passed as numpy buffers), agree.
 
 Two sources of programs:
 
@@ -307,7 +308,7 @@ def test_compile_pipeline_is_numerically_verified_pass_by_pass(data):
     pm = PassManager.parse(pipeline.passes_between(None, pipeline.compiled_stage()))
     pm.add_instrumentation(NumericCheckInstrumentation(checker))
     pm.run(module)                     # NumericMismatchError names the first pass that differs
-    # the sizes function of an output with `?` sizes (lower_graph/output_sizes.py) too
+    # the sizes function of an output with `?` sizes (bufferization/output_sizes.py) too
     assert checker.checked[0] == "rand::forward", (checker.skipped, source)
     assert set(checker.checked) <= {"rand::forward", "rand::forward_output_sizes"}, source
 
@@ -321,5 +322,5 @@ def test_unlowered_ops_are_reported_not_miscompiled():
     module = model_modules(compile_source(source, "m.irk"))["m"]
     with pytest.raises(IRError) as e:
         PassManager().add(LowerGraphToLoop()).run(module)
-    assert "cannot lower 'graph.switch'" in str(e.value)
+    assert "no lower-graph-to-linalg rule for 'graph.switch'" in str(e.value)
     assert "graph-raise-control-flow" in str(e.value)

@@ -696,7 +696,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 def test_errors_are_located(src, line, message):
     with pytest.raises(IRError, match=message) as info:
         bufferize(src)
-    assert f":{line}:3: error:" in str(info.value)
+    assert f":{line}:8: error:" in str(info.value)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -85,6 +85,9 @@ SIGNATURES["math.fpowi"] = [(["f32", "i32"], ["f32"], {}), (["f64", "i8"], ["f64
                             (["f16", "i32"], ["f16"], {}),
                             (["vector<2xf32>", "vector<2xi32>"], ["vector<2xf32>"], {})]
 SIGNATURES["math.sincos"] = [([t], [t, t], {}) for t in FLOAT_TYPES]
+SIGNATURES["arith.addui_extended"] = [([t, t], [t, _i1_like(t)], {}) for t in INT_TYPES]
+SIGNATURES["arith.mulsi_extended"] = [([t, t], [t, t], {}) for t in INT_TYPES]
+SIGNATURES["arith.mului_extended"] = SIGNATURES["arith.mulsi_extended"]
 
 
 def signatures(name: str, cls) -> list:

@@ -642,14 +642,76 @@ func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = func.call @g(%x) : (tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }"""
-    with pytest.raises(IRError, match="no lowering for 'func.call' yet"):
+    with pytest.raises(IRError, match="cannot bufferize 'func.call' of '@g': the callee's "
+                                      "signature changes"):
         lower(src)
 
 
+_LADDER_SRC = """
+graph.variable @w : tensor<3xf32> init zeros
+func.func @f(%p: tensor<i1>, %x: tensor<?x3xf32>, %i: tensor<?xi64>, %u: tensor<?x3xf32>)
+    -> (tensor<?x3xf32>, tensor<?x3xf32>) {
+  %w = graph.read @w : tensor<3xf32>
+  %a = graph.add %x, %w : (tensor<?x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+  %t = graph.slice %a {starts = array<i64: 1, 0>, stops = array<i64: 9223372036854775807,
+      9223372036854775807>, steps = array<i64: 1, 1>} : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  %s = graph.scatter_add %a, %i, %u
+      : (tensor<?x3xf32>, tensor<?xi64>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  %r = graph.if %p -> (tensor<?x3xf32>) {
+    %e = graph.exp %s : (tensor<?x3xf32>) -> tensor<?x3xf32>
+    graph.yield %e : tensor<?x3xf32>
+  } else {
+    graph.yield %s : tensor<?x3xf32>
+  }
+  %m = graph.reduce_sum %r {axes = array<i64: 0>} : (tensor<?x3xf32>) -> tensor<3xf32>
+  graph.assign @w, %m : tensor<3xf32>
+  return %r, %t : tensor<?x3xf32>, tensor<?x3xf32>
+}"""
+
+
+@pytest.mark.parametrize("options, spelled", [
+    ({}, "lower-graph-to-linalg{full=true},bufferize,lower-linalg-to-loop"),
+    ({"parallel": False, "keep_variables": True, "output_sizes": True},
+     "lower-graph-to-linalg{full=true},"
+     "bufferize{parallel=false keep-variables=true output-sizes=true},"
+     "lower-linalg-to-loop{parallel=false}"),
+])
+def test_the_pass_is_the_three_passes_of_the_ladder(options, spelled):
+    """lower-graph-to-loop is a named pipeline: its output is, to the character, that of the
+    three passes spelled out, each with the options it owns."""
+    combined = lower(_LADDER_SRC, **options)
+    m = parse_module(_LADDER_SRC)
+    PassManager.parse(spelled).run(m)
+    assert str(combined) == str(m)
+    text = str(combined)
+    assert ("loop.parallel" in text) == options.get("parallel", True)
+    assert ("graph.variable @w" in text) == options.get("keep_variables", False)
+    assert ("@f_output_sizes" in text) == options.get("output_sizes", False)
+
+
+def test_the_pass_forwards_max_constant_elements():
+    src = """
+func.func @f() -> tensor<3xi32> {
+  %c = graph.constant dense<[1, 2, 3]> : tensor<3xi32>
+  return %c : tensor<3xi32>
+}"""
+    with pytest.raises(IRError, match="max-constant-elements=2"):
+        lower(src, max_constant_elements=2)
+    check(src, (), max_constant_elements=3)
+
+
 def test_describe_lists_the_lowering():
+    """An op's entry is in the table of the pass of the ladder that lowers it: matmul's in
+    lower-graph-to-linalg, scatter_add's (no structured form) in bufferize."""
     from irkit.tools.describe import describe, lowering_tables_of
-    text = describe("graph.matmul", lowering_tables_of([LowerGraphToLoop]))
-    assert "lower-graph-to-loop" in text and "lower_graph/linalg.py" in text
+    from irkit.passes.bufferize import Bufferize
+    from irkit.passes.lower_graph_to_linalg import LowerGraphToLinalg
+    tables = lowering_tables_of([LowerGraphToLoop, LowerGraphToLinalg, Bufferize])
+    text = describe("graph.matmul", tables)
+    assert "lower-graph-to-linalg" in text and "graph_to_linalg/matmul.py" in text
+    assert "bufferize " not in text
+    text = describe("graph.scatter_add", tables)
+    assert "bufferize " in text and "bufferization/scatter.py" in text
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,8 +18,6 @@ from irkit.interpreter import Interpreter
 from irkit.parser import parse_module
 from irkit.pass_manager import PassManager
 from irkit.symbols import lookup_symbol_in
-# Importing the rule modules registers their lowerings.
-from irkit.passes.lower_graph import indexing, loss, slicing  # noqa: F401
 from irkit.dialects.graph.slicing import END
 
 from test_lower_graph import (

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import irkit.passes.lower_graph.nn  # noqa: F401  (registers the rules)
 from tests.unit.test_lower_graph import check, lower, rand
 
 F = "f32"
@@ -174,7 +173,6 @@ def test_compiled_conv2d_matches_the_interpreter():
 
 
 def test_switch_and_merge_ask_for_raising_first():
-    import irkit.passes.lower_graph.control  # noqa: F401
     from irkit.diagnostics import IRError
     src = """
 func.func @f(%x: tensor<4xf32>, %p: tensor<i1>) -> tensor<4xf32> {

@@ -380,7 +380,7 @@ def test_label_out_of_range_fails_as_the_graph_op_does():
     got = _error(m, "f", args)
     assert got == _error(parse_module(src), "f", args)
     assert "'graph.cross_entropy' failed: label 7 is out of range for 4 classes" in got
-    assert got.startswith("<stdin>:3:7: error:")           # the graph op's location
+    assert got.startswith("<stdin>:3:12: error:")           # the graph op's location
     assert "graph.check" in op_names(m)
 
 

@@ -10,7 +10,7 @@ for floats (NaN where NaN). The converted function must hold no graph op but the
 
 Run-time errors (an uneven split, a reshape whose count is off, an index out of range, a
 negative depth) must fail the converted function as they fail the graph program: the
-interpreter raises at the `graph.check`, with the loop rule's message.
+interpreter raises at the `graph.check`, with the graph op's own message.
 
 Where the converted function is only linalg, tensor, arith and math (no `graph.check`), it
 also goes through MLIR's own pipeline (tests/mlir_oracle.py, skipped without the tools),

@@ -387,7 +387,7 @@ func.func @f(%a: tensor<4xf32>, %o: tensor<4xf32>) -> tensor<4xf32> {
     with pytest.raises(IRError) as e:
         lower(src)
     head = e.value.render().split("\n")[0]
-    assert head.startswith("<stdin>:3:3: error: 'linalg.exp' is left over"), head
+    assert head.startswith("<stdin>:3:8: error: 'linalg.exp' is left over"), head
     assert "bufferize first" in head
 
 

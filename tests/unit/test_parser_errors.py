@@ -67,7 +67,8 @@ def test_unknown_op_in_known_dialect():
 
 
 def test_bad_types():
-    check('"t.a"() : () -> i33x\n', 1, 17, "expected non-function type, found 'i33x'")
+    # As MLIR's: the type is wanted right after `->`, where the error points.
+    check('"t.a"() : () -> i33x\n', 1, 16, "expected non-function type, found 'i33x'")
     check('%0 = "t.a"() : () -> tensor<4xfoo>\n', 1, 31,
           "expected non-function type, found 'foo'")
 

@@ -237,7 +237,7 @@ func.func @static(%x: memref<64xf32>, %out: memref<8xf32>) {
 }
 """
 
-# What lower-graph-to-loop makes of x @ w + b, relu, @ w2, tanh (a two-layer perceptron):
+# What an earlier per-op lowering made of x @ w + b, relu, @ w2, tanh (a two-layer perceptron):
 # temporaries of `?` rows, the bias add and relu elementwise (reusable in place).
 MLP = """
 func.func @mlp(%arg0: memref<?x8xf32>, %arg1: memref<8x16xf32>, %arg2: memref<16xf32>,

@@ -12,8 +12,8 @@ ones added up to 16,777,216 and a million copies of 0.1 to 100,958. Each op's te
 how the sum's error reaches its result (a probability is relative to its sum, a logarithm
 turns it into an absolute error, a mean is divided by its count).
 
-The compiled sums are carried in f64 (f64 itself compensated, passes/lower_graph/accumulate.py)
-and promise more, checked where the terms are the inputs themselves: about one float32 ulp,
+The compiled sums are carried in f64 (f64 itself compensated: `Accumulator` in
+passes/graph_to_linalg/core.py) and promise more, checked where the terms are the inputs themselves: about one float32 ulp,
 |error| <= 2^-24 * (|S| + sum|x|), and for float64 |error| <= 2 * 2^-53 * |S| + O(n * 2^-106)
 * sum|x|, which a sequential float64 sum fails on the data below.
 

@@ -219,10 +219,12 @@ def test_compiled_split_and_reshape_check_their_sizes(name, src, rows, words):
     with pytest.raises(ValueError) as e:
         model.forward(x=np.zeros((3, 4), np.float32))
     msg = str(e.value)
-    line = next(k for k, text in enumerate(src.splitlines(), 1) if "= graph." in text)
-    assert msg.startswith(f"m.forward: {name}:{line}:5: error: "), msg
+    # Located at the op's name, as MLIR locates ops (not at its results).
+    line, col = next((k, text.index("graph.") + 1) for k, text in enumerate(src.splitlines(), 1)
+                     if "= graph." in text)
+    assert msg.startswith(f"m.forward: {name}:{line}:{col}: error: "), msg
     assert all(w in msg for w in words), msg
-    assert msg.endswith("\n    ^"), msg                  # the source line and the caret
+    assert msg.endswith("\n" + " " * (col - 1) + "^"), msg    # the source line and caret
 
 
 TRAIN = """\

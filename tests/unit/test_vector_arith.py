@@ -80,6 +80,9 @@ SIGNATURES["arith.select"] = (
 SIGNATURES["math.fpowi"] = [(["vector<8xf32>", "vector<8xi32>"], ["vector<8xf32>"], ""),
                             (["vector<4xf64>", "vector<4xi8>"], ["vector<4xf64>"], "")]
 SIGNATURES["math.sincos"] = [([t], [t, t], "") for t in FLOAT_VECTORS]
+SIGNATURES["arith.addui_extended"] = [([t, t], [t, i1_like(t)], "") for t in INT_VECTORS]
+SIGNATURES["arith.mulsi_extended"] = [([t, t], [t, t], "") for t in INT_VECTORS]
+SIGNATURES["arith.mului_extended"] = SIGNATURES["arith.mulsi_extended"]
 
 
 def signatures(name: str, cls) -> list:

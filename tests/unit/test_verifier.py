@@ -1,4 +1,8 @@
-"""Verifier errors: exact `file:line:col: error: message`, caret column, and notes."""
+"""Verifier errors: exact `file:line:col: error: message`, caret column, and notes.
+
+Messages and locations are MLIR 22's: an op is located at its name (column 8 after `%0 = `),
+and a dominance error carries no `'op' op` prefix and says where the definition is.
+"""
 
 from __future__ import annotations
 
@@ -26,23 +30,23 @@ def check(text: str, line: int, col: int, message: str) -> list[str]:
 
 def test_use_before_def_in_block():
     notes = check('func.func @f() {\n  "t.u"(%0) : (i32) -> ()\n  %0 = "t.c"() : () -> i32\n'
-                  '  return\n}\n', 2, 3, "'t.u' op operand #0 does not dominate this use")
-    assert notes == ["v.mlir:3:3: note: operand defined here",
-                     '  %0 = "t.c"() : () -> i32', "  ^"]
+                  '  return\n}\n', 2, 3, "operand #0 does not dominate this use")
+    assert notes == ["v.mlir:3:8: note: operand defined here (op in the same block)",
+                     '  %0 = "t.c"() : () -> i32', "       ^"]
 
 
 def test_self_use_does_not_dominate():
-    check('func.func @f() {\n  %0 = "t.c"(%0) : (i32) -> i32\n  return\n}\n', 2, 3,
-          "'t.c' op operand #0 does not dominate this use")
+    check('func.func @f() {\n  %0 = "t.c"(%0) : (i32) -> i32\n  return\n}\n', 2, 8,
+          "operand #0 does not dominate this use")
 
 
 def test_non_dominating_use_across_blocks_has_note():
     text = ('func.func @f(%c: i1) {\n  "t.cbr"(%c) [^bb1, ^bb2] : (i1) -> ()\n^bb1:\n'
             '  %0 = "t.c"() : () -> i32\n  "t.br"() [^bb3] : () -> ()\n^bb2:\n'
             '  "t.br"() [^bb3] : () -> ()\n^bb3:\n  "t.u"(%0) : (i32) -> ()\n  return\n}\n')
-    notes = check(text, 9, 3, "'t.u' op operand #0 does not dominate this use")
-    assert notes == ["v.mlir:4:3: note: operand defined here",
-                     '  %0 = "t.c"() : () -> i32', "  ^"]
+    notes = check(text, 9, 3, "operand #0 does not dominate this use")
+    assert notes == ["v.mlir:4:8: note: operand defined here (op in the same region)",
+                     '  %0 = "t.c"() : () -> i32', "       ^"]
 
 
 def test_dominating_use_across_blocks_is_fine():
@@ -54,7 +58,7 @@ def test_dominating_use_across_blocks_is_fine():
 def test_nested_use_lifted_to_ancestor():
     check('func.func @f() {\n  "t.r"() ({\n    "t.u"(%0) : (i32) -> ()\n  }) : () -> ()\n'
           '  %0 = "t.c"() : () -> i32\n  return\n}\n', 3, 5,
-          "'t.u' op operand #0 does not dominate this use")
+          "operand #0 does not dominate this use")
 
 
 def test_graph_region_allows_use_before_def():
@@ -85,18 +89,18 @@ def test_return_operand_types():
 
 def test_call_operand_types():
     check('func.func private @g(f32) -> f32\nfunc.func @f(%a: i32) {\n'
-          '  %0 = func.call @g(%a) : (i32) -> f32\n  return\n}\n', 3, 3,
+          '  %0 = func.call @g(%a) : (i32) -> f32\n  return\n}\n', 3, 8,
           "'func.call' op operand type mismatch: expected operand type 'f32', but provided "
           "'i32' for operand number 0")
 
 
 def test_call_undefined_symbol():
     check('func.func @f(%a: i32) {\n  %0 = func.call @nope(%a) : (i32) -> f32\n  return\n}\n',
-          2, 3, "'func.call' op 'nope' does not reference a valid function")
+          2, 8, "'func.call' op 'nope' does not reference a valid function")
 
 
 def test_missing_terminator():
-    check('func.func @f() {\n  %0 = func.constant @f : () -> ()\n}\n', 2, 3,
+    check('func.func @f() {\n  %0 = func.constant @f : () -> ()\n}\n', 2, 8,
           "block with no terminator, has 'func.constant'")
 
 

@@ -69,18 +69,17 @@ func.func @side_effects() -> (i32, i32) {
 
 // An op inside a nested region reuses a dominating op from outside it...
 // CHECK-LABEL: func.func @nested_uses_outer
-func.func @nested_uses_outer(%a: f32) {
+func.func @nested_uses_outer(%a: f32, %c: i1) -> f32 {
   // CHECK: [[X:%.*]] = math.exp %arg0
   %0 = math.exp %a : f32
-  // CHECK: "test.region"() ({
-  "test.region"() ({
+  // CHECK: loop.if
+  loop.if %c {
     // CHECK-NOT: math.exp
     // CHECK: "test.use"([[X]])
     %1 = math.exp %a : f32
     "test.use"(%1) : (f32) -> ()
-    "test.end"() : () -> ()
-  }) : () -> ()
-  return
+  }
+  return %0 : f32
 }
 
 // ...but an op outside is never replaced by one defined inside a region (it does not
@@ -127,6 +126,7 @@ func.func @isolated_b() -> i64 {
 func.func @dominance(%a: f32, %c: i1) -> f32 {
   // CHECK: [[E:%.*]] = math.absf %arg0
   %0 = math.absf %a : f32
+  "test.use"(%0) : (f32) -> ()
   "test.cond_br"(%c)[^bb1, ^bb2] : (i1) -> ()
 ^bb1:
   // CHECK: ^bb1:
@@ -145,4 +145,82 @@ func.func @dominance(%a: f32, %c: i1) -> f32 {
   %3 = math.absf %a : f32
   %4 = arith.addf %x, %3 : f32
   return %4 : f32
+}
+
+// The regions of an unregistered op may be isolated from above (MLIR assumes the worst of an
+// op it does not know), so no value defined outside is ever made a use inside: the inner
+// exp stays, though equal ops inside still merge among themselves.
+// CHECK-LABEL: func.func @unregistered_region_may_be_isolated
+func.func @unregistered_region_may_be_isolated(%a: f32) -> f32 {
+  // CHECK: [[X:%.*]] = math.exp %arg0
+  %0 = math.exp %a : f32
+  // CHECK: "test.isolated"() ({
+  // CHECK-NEXT: [[Y:%.*]] = math.exp %arg0
+  // CHECK-NEXT: "test.use"([[Y]], [[Y]])
+  "test.isolated"() ({
+    %1 = math.exp %a : f32
+    %2 = math.exp %a : f32
+    "test.use"(%1, %2) : (f32, f32) -> ()
+    "test.end"() : () -> ()
+  }) : () -> ()
+  // CHECK: return [[X]]
+  return %0 : f32
+}
+
+// Its blocks still follow dominance: ^bb1 and ^bb2 keep their own exp, ^bb3's two merge.
+// CHECK-LABEL: func.func @unregistered_region_has_dominance
+func.func @unregistered_region_has_dominance(%a: f32, %c: i1) {
+  "test.cfg"() ({
+    "test.cond_br"(%c)[^bb1, ^bb2] : (i1) -> ()
+  // CHECK: ^bb1:
+  // CHECK-NEXT: [[B1:%.*]] = math.exp %arg0
+  // CHECK-NEXT: "test.use"([[B1]])
+  ^bb1:
+    %1 = math.exp %a : f32
+    "test.use"(%1) : (f32) -> ()
+    "test.br"()[^bb3] : () -> ()
+  // CHECK: ^bb2:
+  // CHECK-NEXT: [[B2:%.*]] = math.exp %arg0
+  // CHECK-NEXT: "test.use"([[B2]])
+  ^bb2:
+    %2 = math.exp %a : f32
+    "test.use"(%2) : (f32) -> ()
+    "test.br"()[^bb3] : () -> ()
+  // CHECK: ^bb3:
+  // CHECK-NEXT: [[B3:%.*]] = math.exp %arg0
+  // CHECK-NEXT: "test.use"([[B3]], [[B3]])
+  ^bb3:
+    %3 = math.exp %a : f32
+    %4 = math.exp %a : f32
+    "test.use"(%3, %4) : (f32, f32) -> ()
+    "test.end"() : () -> ()
+  }) : () -> ()
+  return
+}
+
+// As MLIR's CSE does, ops found trivially dead when the walk reaches them (pure, no result
+// used, not a terminator) are erased: the sqrt and the mulf. The addf is still used by the
+// mulf when it is reached, so it stays, as in MLIR (`dce` removes whole dead chains). Ops
+// with effects stay.
+// CHECK-LABEL: func.func @trivially_dead
+// CHECK-NEXT: arith.addf %arg0, %arg0 : f32
+// CHECK-NEXT: "test.read"()
+// CHECK-NEXT: return %arg0 : f32
+func.func @trivially_dead(%a: f32) -> f32 {
+  %0 = math.sqrt %a : f32
+  %1 = arith.addf %a, %a : f32
+  %2 = arith.mulf %1, %a : f32
+  %3 = "test.read"() : () -> f32
+  return %a : f32
+}
+
+// A duplicate of a dead op is not merged into it: the dead one is erased first and the
+// second, now the first of its kind, is the one that stays.
+// CHECK-LABEL: func.func @dead_then_duplicate
+// CHECK-NEXT: [[N:%.*]] = arith.negf %arg0
+// CHECK-NEXT: return [[N]]
+func.func @dead_then_duplicate(%a: f32) -> f32 {
+  %0 = arith.negf %a : f32
+  %1 = arith.negf %a : f32
+  return %1 : f32
 }

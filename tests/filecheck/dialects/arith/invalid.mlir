@@ -97,7 +97,7 @@ func.func @constant_unsigned() {
 // -----
 
 func.func @addf_ints(%a: i32) {
-  // expected-error @+1 {{'arith.addf' op operand 'lhs' must be floating-point-like}}
+  // expected-error @+1 {{'arith.addf' op operand #0 must be floating-point-like}}
   %0 = arith.addf %a, %a : i32
   return
 }

@@ -3,7 +3,7 @@
 // Each chunk holds one error; the messages are MLIR's own, located at the offending op.
 
 // --verify-diagnostics checks only the line of a diagnostic. This second run pins the column
-// once: an op's error points at the op's start (column 3 here), not at one of its operands.
+// once: an op's error points at the op's name (column 3 here), not at one of its operands.
 // RUN: not irkit-opt %s --split-input-file 2>&1 | FileCheck %s
 func.func @wrong_return_type(%arg0: i32) -> f32 {
   // CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'func.return' op type of return operand 0
@@ -20,8 +20,9 @@ func.func @wrong_return_count(%arg0: f32) -> (f32, f32) {
 
 // -----
 
-// expected-error @+1 {{expected named arguments for a function with a body}}
-func.func @unnamed_args(f32) -> f32 {
+// Without argument names the body's entry block declares the arguments; it must match.
+// expected-error @+1 {{'func.func' op entry block must have 2 arguments to match function signature}}
+func.func @unnamed_args(f32, f32) -> f32 {
 ^bb0(%arg0: f32):
   return %arg0 : f32
 }

@@ -197,7 +197,7 @@ func.func @bad_maps(%b: tensor<4xf32>) -> tensor<4xf32> {
 
 // irkit's: an output is where results are written, a ranked tensor or a memref.
 func.func @scalar_output(%a: f32) {
-  // expected-error @+1 {{'linalg.generic' op operand 'outputs' must be ranked tensor or memref, but got 'f32'}}
+  // expected-error @+1 {{'linalg.generic' op operand #0 must be variadic of ranked tensor or memref, but got 'f32'}}
   "linalg.generic"(%a) <{indexing_maps = [affine_map<() -> ()>], iterator_types = [], operandSegmentSizes = array<i32: 0, 1>}> ({
   ^bb0(%y: f32):
     "linalg.yield"(%y) : (f32) -> ()
@@ -696,4 +696,22 @@ func.func @add_types(%a: tensor<8xf16>, %o: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'linalg.yield' op type of yield operand 1 ('f16') doesn't match the element type of the enclosing linalg.generic op ('f32')}}
   %0 = linalg.add ins(%a, %a : tensor<8xf16>, tensor<8xf16>) outs(%o : tensor<8xf32>) -> tensor<8xf32>
   return %0 : tensor<8xf32>
+}
+
+// -----
+
+// MLIR's: a `?` size matches only `?` (cast the input to the init's sizes first).
+func.func @broadcast_dynamic_into_static(%a: tensor<?xf32>, %b: tensor<1x1xf32>) -> tensor<1x1xf32> {
+  // expected-error @+1 {{'linalg.broadcast' op input dim 0 should match init dim 1. input: -9223372036854775808, init: 1}}
+  %0 = linalg.broadcast ins(%a : tensor<?xf32>) outs(%b : tensor<1x1xf32>) dimensions = [0]
+  return %0 : tensor<1x1xf32>
+}
+
+// -----
+
+// MLIR's.
+func.func @transpose_dynamic_against_static(%a: tensor<?x2xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'linalg.transpose' op dim(result, 1) = 3 doesn't match dim(input, permutation[1]) = -9223372036854775808}}
+  %0 = linalg.transpose ins(%a : tensor<?x2xf32>) outs(%b : tensor<2x3xf32>) permutation = [1, 0]
+  return %0 : tensor<2x3xf32>
 }

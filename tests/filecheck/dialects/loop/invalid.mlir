@@ -15,7 +15,7 @@ func.func @bounds_types(%lb: index, %ub: i32) {
 // -----
 
 func.func @float_bounds(%lb: f32) {
-  // CHECK: error: 'loop.for' op operand 'lower_bound' must be signless integer or index, but got 'f32'
+  // CHECK: error: 'loop.for' op operand #0 must be signless integer or index, but got 'f32'
   "loop.for"(%lb, %lb, %lb) ({
   ^bb0(%i: f32):
     "loop.yield"() : () -> ()
@@ -66,7 +66,7 @@ func.func @no_body_block(%lb: index) {
 // -----
 
 func.func @two_body_blocks(%lb: index) {
-  // CHECK: error: 'loop.for' op expects region 'body' to have 0 or 1 blocks
+  // CHECK: error: 'loop.for' op expects region #0 to have 0 or 1 blocks
   "loop.for"(%lb, %lb, %lb) ({
   ^bb0(%i: index):
     "loop.yield"() : () -> ()
@@ -170,7 +170,7 @@ func.func @yield_outside(%x: f32) {
 // -----
 
 func.func @if_condition(%c: i32) {
-  // CHECK: error: 'loop.if' op operand 'condition' must be i1, but got 'i32'
+  // CHECK: error: 'loop.if' op operand #0 must be i1, but got 'i32'
   "loop.if"(%c) ({
     "loop.yield"() : () -> ()
   }, {
@@ -268,7 +268,7 @@ func.func @parallel_negative_step(%lb: index, %ub: index) {
 // -----
 
 func.func @parallel_bound_type(%lb: i32) {
-  // CHECK: error: 'loop.parallel' op operand 'lower_bounds' must be index, but got 'i32'
+  // CHECK: error: 'loop.parallel' op operand #0 must be variadic of index, but got 'i32'
   "loop.parallel"(%lb, %lb, %lb) <{operandSegmentSizes = array<i32: 1, 1, 1>}> ({
   ^bb0(%i: index):
     "loop.yield"() : () -> ()
@@ -310,7 +310,7 @@ func.func @parallel_iv_type(%lb: index) {
 // -----
 
 func.func @parallel_results(%lb: index) {
-  // CHECK: error: 'loop.parallel' op expected 0 results, but found 1
+  // CHECK: error: 'loop.parallel' op requires zero results
   %r = "loop.parallel"(%lb, %lb, %lb) <{operandSegmentSizes = array<i32: 1, 1, 1>}> ({
   ^bb0(%i: index):
     "loop.yield"() : () -> ()

@@ -1,7 +1,7 @@
 // RUN: irkit-opt %s --split-input-file --verify-diagnostics
 
 func.func @absf_int(%a: i32) {
-  // expected-error @+1 {{'math.absf' op operand 'operand' must be floating-point-like}}
+  // expected-error @+1 {{'math.absf' op operand #0 must be floating-point-like}}
   %0 = math.absf %a : i32
   return
 }
@@ -9,7 +9,7 @@ func.func @absf_int(%a: i32) {
 // -----
 
 func.func @absi_float(%x: f32) {
-  // expected-error @+1 {{'math.absi' op operand 'operand' must be signless-integer-like}}
+  // expected-error @+1 {{'math.absi' op operand #0 must be signless-integer-like}}
   %0 = math.absi %x : f32
   return
 }

@@ -4,10 +4,10 @@
 // dialect where it has one.
 
 // --verify-diagnostics checks only the line of a diagnostic. This second run pins the column
-// once: an op's error points at the op's start.
+// once: an op's error points at the op's name (after `%a = `), as MLIR's does.
 // RUN: not irkit-opt %s --split-input-file 2>&1 | FileCheck %s
 func.func @alloc_sizes(%n: index) {
-  // CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'memory.alloc' op dimension operand count
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'memory.alloc' op dimension operand count
   // expected-error @+1 {{'memory.alloc' op dimension operand count does not equal memref dynamic dimension count}}
   %a = memory.alloc(%n) : memref<4x4xf32>
   return
@@ -24,7 +24,7 @@ func.func @alloc_layout() {
 // -----
 
 func.func @alloc_size_type(%n: i64) {
-  // expected-error @+1 {{'memory.alloc' op operand 'dynamic_sizes' must be index, but got 'i64'}}
+  // expected-error @+1 {{'memory.alloc' op operand #0 must be variadic of index, but got 'i64'}}
   %a = "memory.alloc"(%n) : (i64) -> memref<?xf32>
   return
 }
@@ -32,7 +32,7 @@ func.func @alloc_size_type(%n: i64) {
 // -----
 
 func.func @alloc_vector_elements() {
-  // expected-error @+1 {{'memory.alloc' op result 'memref' must be ranked memref of integer, index, float or complex elements, but got 'memref<4xvector<4xf32>>'}}
+  // expected-error @+1 {{'memory.alloc' op result #0 must be ranked memref of integer, index, float or complex elements, but got 'memref<4xvector<4xf32>>'}}
   %a = memory.alloc() : memref<4xvector<4xf32>>
   return
 }
@@ -40,7 +40,7 @@ func.func @alloc_vector_elements() {
 // -----
 
 func.func @arena_not_bytes() {
-  // expected-error @+1 {{'memory.arena' op result 'memref' must be 1-D memref of i8 with the identity layout, but got 'memref<64xf32>'}}
+  // expected-error @+1 {{'memory.arena' op result #0 must be 1-D memref of i8 with the identity layout, but got 'memref<64xf32>'}}
   %a = memory.arena() : memref<64xf32>
   return
 }
@@ -64,7 +64,7 @@ func.func @load_rank(%m: memref<?x4xf32>, %i: index) -> f32 {
 // -----
 
 func.func @load_index_type(%m: memref<?xf32>, %i: i32) -> f32 {
-  // expected-error @+1 {{'memory.load' op operand 'indices' must be index, but got 'i32'}}
+  // expected-error @+1 {{'memory.load' op operand #1 must be variadic of index, but got 'i32'}}
   %x = "memory.load"(%m, %i) : (memref<?xf32>, i32) -> f32
   return %x : f32
 }
@@ -96,7 +96,7 @@ func.func @store_value_type(%m: memref<?xf32>, %x: i32, %i: index) {
 // -----
 
 func.func @store_not_memref(%t: tensor<4xf32>, %x: f32, %i: index) {
-  // expected-error @+1 {{'memory.store' op operand 'memref' must be ranked memref of integer, index, float or complex elements, but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'memory.store' op operand #1 must be ranked memref of integer, index, float or complex elements, but got 'tensor<4xf32>'}}
   "memory.store"(%x, %t, %i) : (f32, tensor<4xf32>, index) -> ()
   return
 }
@@ -208,7 +208,7 @@ func.func @dim_no_axis(%m: memref<?x4xf32>) -> index {
 // -----
 
 func.func @view_source(%a: memref<64xi32>, %o: index) {
-  // expected-error @+1 {{'memory.view' op operand 'source' must be 1-D memref of i8 with the identity layout, but got 'memref<64xi32>'}}
+  // expected-error @+1 {{'memory.view' op operand #0 must be 1-D memref of i8 with the identity layout, but got 'memref<64xi32>'}}
   %v = "memory.view"(%a, %o) : (memref<64xi32>, index) -> memref<4xf32>
   return
 }
@@ -371,7 +371,7 @@ func.func @check_code(%ok: i1, %v: i64, %s: memref<3xi64>) {
 // -----
 
 func.func @check_status(%ok: i1, %v: i64, %s: memref<4xi64>) {
-  // expected-error @+1 {{'memory.check' op operand 'status' must be memref<3xi64> (code, value, bound), but got 'memref<4xi64>'}}
+  // expected-error @+1 {{'memory.check' op operand #3 must be memref<3xi64> (code, value, bound), but got 'memref<4xi64>'}}
   memory.check %ok, %v, %v, %s {code = 1 : i64, message = "bad"} : memref<4xi64>
   return
 }
@@ -379,7 +379,7 @@ func.func @check_status(%ok: i1, %v: i64, %s: memref<4xi64>) {
 // -----
 
 func.func @check_value(%ok: i1, %v: index, %s: memref<3xi64>) {
-  // expected-error @+1 {{'memory.check' op operand 'value' must be i64, but got 'index'}}
+  // expected-error @+1 {{'memory.check' op operand #1 must be i64, but got 'index'}}
   "memory.check"(%ok, %v, %v, %s) <{code = 1 : i64, message = "bad"}> : (i1, index, index, memref<3xi64>) -> ()
   return
 }

@@ -6,10 +6,10 @@
 // beyond MLIR, and its custom-syntax errors, are in invalid_irkit.mlir.
 
 // --verify-diagnostics checks only the line of a diagnostic. This second run pins the column
-// once: an op's error points at the op's start.
+// once: an op's error points at the op's name (after `%0 = `), as MLIR's does.
 // RUN: not irkit-opt %s --split-input-file 2>&1 | FileCheck %s
 func.func @empty_sizes(%n: index) {
-  // CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'tensor.empty' op incorrect number of dynamic sizes
+  // CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'tensor.empty' op incorrect number of dynamic sizes
   // expected-error @+1 {{'tensor.empty' op incorrect number of dynamic sizes, has 1, expected 0}}
   %e = tensor.empty(%n) : tensor<4x4xf32>
   return

@@ -36,7 +36,7 @@ func.func @pad_dynamic_count(%t: tensor<4xf32>, %v: f32, %n: index) {
 func.func @yield_two_values(%t: tensor<4xf32>, %v: f32) {
   %p = tensor.pad %t low[1] high[2] {
   ^bb0(%i: index):
-    // expected-error @+1 {{'tensor.yield' op expected 1 operand, but found 2}}
+    // expected-error @+1 {{'tensor.yield' op requires a single operand}}
     "tensor.yield"(%v, %v) : (f32, f32) -> ()
   } : tensor<4xf32> to tensor<7xf32>
   return
@@ -45,7 +45,7 @@ func.func @yield_two_values(%t: tensor<4xf32>, %v: f32) {
 // -----
 
 func.func @extract_index_type(%t: tensor<4xf32>, %i: i32) {
-  // expected-error @+1 {{'tensor.extract' op operand 'indices' must be index, but got 'i32'}}
+  // expected-error @+1 {{'tensor.extract' op operand #1 must be variadic of index, but got 'i32'}}
   %x = "tensor.extract"(%t, %i) : (tensor<4xf32>, i32) -> f32
   return
 }
@@ -53,7 +53,7 @@ func.func @extract_index_type(%t: tensor<4xf32>, %i: i32) {
 // -----
 
 func.func @slice_size_type(%t: tensor<8xf32>, %n: i64) {
-  // expected-error @+1 {{'tensor.extract_slice' op operand 'sizes' must be index, but got 'i64'}}
+  // expected-error @+1 {{'tensor.extract_slice' op operand #1 must be variadic of index, but got 'i64'}}
   %s = "tensor.extract_slice"(%t, %n) <{operandSegmentSizes = array<i32: 1, 0, 1, 0>, static_offsets = array<i64: 0>, static_sizes = array<i64: -9223372036854775808>, static_strides = array<i64: 1>}> : (tensor<8xf32>, i64) -> tensor<?xf32>
   return
 }

@@ -51,7 +51,7 @@ func.func @broadcast_to_scalar(%x: f32) {
 // -----
 
 func.func @broadcast_result_generic(%x: f32) {
-  // expected-error @+1 {{'vector.broadcast' op result 'vector' must be vector, but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'vector.broadcast' op result #0 must be vector, but got 'tensor<4xf32>'}}
   %r = "vector.broadcast"(%x) : (f32) -> tensor<4xf32>
   return
 }

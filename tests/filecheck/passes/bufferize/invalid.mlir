@@ -51,3 +51,13 @@ func.func @tensor_made_in_a_body(%x: tensor<4xf32>, %t: tensor<2xf32>) -> tensor
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A graph op with a structured form reaches bufferize only when lower-graph-to-linalg did not
+// run: the error says so.
+func.func @graph_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{cannot bufferize 'graph.exp': no rule for it (lower-graph-to-linalg converts graph ops first)}}
+  %0 = graph.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -18,13 +18,14 @@
 // The value read from @w is still needed (it is returned) after @w is assigned: it is
 // copied first, straight into its output.
 // CHECK:         memory.copy %[[W]], %[[OLD]] : memref<4x3xf32> to memref<4x3xf32>
-// The matmul writes its output in place, reading the snapshot.
+// The matmul reads the snapshot; its sum, carried in f64, is rounded into its output.
 // CHECK:         loop.parallel
 // CHECK:           memory.load %[[OLD]]
+// CHECK:         loop.parallel
 // CHECK:           memory.store %{{.*}}, %[[Y]]
 // A 0-d operand is loaded once, before the loop.
-// CHECK:         %[[R:.*]] = memory.load %[[LR]][] : memref<f32>
-// CHECK-NEXT:    %[[T:.*]] = memory.alloc() : memref<4x3xf32>
+// CHECK:         %[[T:.*]] = memory.alloc() : memref<4x3xf32>
+// CHECK-NEXT:    %[[R:.*]] = memory.load %[[LR]][] : memref<f32>
 // CHECK-NEXT:    loop.parallel
 // CHECK-NEXT:      memory.load %[[OLD]]
 // CHECK-NEXT:      arith.mulf %{{.*}}, %[[R]] : f32

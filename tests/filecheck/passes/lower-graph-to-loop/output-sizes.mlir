@@ -1,11 +1,13 @@
 // RUN: irkit-opt %s -p 'lower-graph-to-loop{output-sizes=true}' | FileCheck %s
 
 // With output-sizes, a function whose outputs have `?` sizes gets a sibling that computes
-// them from the inputs' sizes alone: the slice of the entry block that the lowering built
-// them with (memory.dim and arith), nothing that reads or writes data.
+// them from the inputs' sizes alone: the slice of the entry block that bufferize built them
+// with (memory.dim and arith), nothing that reads or writes data.
 
+// The slice is a view of the input, copied into the output.
 // CHECK-LABEL: func.func @tail(
-// CHECK:         loop.parallel
+// CHECK:         %[[V:.*]] = memory.subview
+// CHECK-NEXT:    memory.copy %[[V]], %{{.*}} : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32>
 // CHECK:         return
 // CHECK-LABEL: func.func @tail_output_sizes(
 // CHECK-SAME:      %[[X:[^:]*]]: memref<?xf32> {graph.name = "x"}, %[[S:[^:]*]]: memref<1xi64> {graph.output_sizes = {{\[\[}}0, 0]]})

@@ -6,7 +6,7 @@
 // CHECK: properties:
 // CHECK-NEXT: fastmath: {{.*}}[default: #arith.fastmath<none>]
 // CHECK: hooks:
-// CHECK: fold {{ *}}dialects/arith/base.py:{{[0-9]+}}  (inherited from ArithOp)
+// CHECK: fold {{ *}}dialects/arith/floating.py:{{[0-9]+}}  (inherited from _FloatBinary)
 // CHECK: evaluate {{ *}}dialects/arith/floating.py:{{[0-9]+}}
 // CHECK: lowerings: none registered
 

@@ -138,7 +138,7 @@ func.func @cast_shape(%x: tensor<4xf32>) {
 // -----
 
 func.func @wrong_result_count(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'graph.neg' op expected 1 result, but found 2}}
+  // expected-error @+1 {{'graph.neg' op requires one result}}
   %0:2 = "graph.neg"(%x) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
   return
 }
@@ -146,7 +146,7 @@ func.func @wrong_result_count(%x: tensor<4xf32>) {
 // -----
 
 func.func @not_a_tensor(%x: f32) {
-  // expected-error @+1 {{'graph.neg' op operand 'operand' must be tensor, but got 'f32'}}
+  // expected-error @+1 {{'graph.neg' op operand #0 must be tensor, but got 'f32'}}
   %0 = graph.neg %x : (f32) -> f32
   return
 }

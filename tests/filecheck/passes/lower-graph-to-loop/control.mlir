@@ -1,52 +1,7 @@
 // RUN: irkit-opt %s -p lower-graph-to-loop --split-input-file --verify-diagnostics | FileCheck %s
 
-// Pooling: a loop.parallel over the result, loop.fors over the window carrying the IEEE
-// maximum from -inf.
-
-// CHECK-LABEL: func.func @pool(
-// CHECK-SAME:    %[[X:.*]]: memref<1x2x4x4xf32>, %[[Y:.*]]: memref<1x2x2x2xf32> {graph.output = 0 : i64})
-// CHECK:         %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK:         loop.parallel (%[[N:.*]], %[[C:.*]], %[[I:.*]], %[[J:.*]]) =
-// CHECK:           loop.for {{.*}} iter_args(%{{.*}} = %[[NEGINF]]) -> (f32)
-// CHECK:             loop.for
-// CHECK:               %[[V:.*]] = memory.load %[[X]][%[[N]], %[[C]], %{{.*}}, %{{.*}}]
-// CHECK:               arith.maximumf %{{.*}}, %[[V]] : f32
-// CHECK:           memory.store %{{.*}}, %[[Y]][%[[N]], %[[C]], %[[I]], %[[J]]]
-func.func @pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
-  %y = graph.max_pool2d %x {kernel = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
-  return %y : tensor<1x2x2x2xf32>
-}
-
-// -----
-
-// A padded convolution reads a clamped index and selects 0 outside the input. The products
-// are of f32 factors widened to f64 (exact) and summed in f64, rounded once.
-
-// CHECK-LABEL: func.func @conv(
-// CHECK:         loop.parallel
-// CHECK:           loop.for {{.*}} -> (f64)
-// CHECK:             arith.minsi
-// CHECK:             memory.load
-// CHECK:             arith.select
-// CHECK:             arith.mulf {{.*}} : f32
-// CHECK-NEXT:        arith.extf {{.*}} : f32 to f64
-// CHECK-NOT:         arith.mulf {{.*}} : f64
-// CHECK:           arith.truncf {{.*}} : f64 to f32
-func.func @conv(%x: tensor<1x1x4x4xf32>, %k: tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32> {
-  %0 = graph.conv2d %x, %k {padding = array<i64: 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x4xf32>
-  return %0 : tensor<1x1x4x4xf32>
-}
-
-// -----
-
-func.func @switch(%x: tensor<4xf32>, %p: tensor<i1>) -> tensor<4xf32> {
-  // expected-error @+1 {{cannot lower 'graph.switch': dataflow deadness has no loop form; run graph-raise-control-flow first}}
-  %f, %t = graph.switch %x, %p : (tensor<4xf32>, tensor<i1>) -> (tensor<4xf32>, tensor<4xf32>)
-  %v, %i = graph.merge %f, %t : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<i32>)
-  return %v : tensor<4xf32>
-}
-
-// -----
+// Control flow through the whole pipeline (lower-graph-to-linalg keeps graph.if, bufferize
+// makes it a loop.if, lower-linalg-to-loop lowers the kernels inside each branch).
 
 // graph.if: a loop.if on the predicate loaded from its 0-d buffer. The returned result is
 // the output buffer (destination passing): the then branch computes into it, the else
@@ -104,3 +59,16 @@ func.func @dyn(%p: tensor<i1>, %x: tensor<?xf32>) -> tensor<?xf32> {
   %2 = graph.exp %0 : (tensor<?xf32>) -> tensor<?xf32>
   return %2 : tensor<?xf32>
 }
+
+// -----
+
+// Dataflow switch/merge have no structured form: the error names the pass that rebuilds them
+// as graph.if.
+
+func.func @switch(%x: tensor<4xf32>, %p: tensor<i1>) -> tensor<4xf32> {
+  // expected-error @+1 {{no lower-graph-to-linalg rule for 'graph.switch' yet: dataflow deadness has no structured form; run graph-raise-control-flow first}}
+  %f, %t = graph.switch %x, %p : (tensor<4xf32>, tensor<i1>) -> (tensor<4xf32>, tensor<4xf32>)
+  %v, %i = graph.merge %f, %t : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<i32>)
+  return %v : tensor<4xf32>
+}
+

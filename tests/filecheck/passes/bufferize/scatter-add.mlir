@@ -1,9 +1,11 @@
 // RUN: irkit-opt %s -p bufferize | FileCheck %s
 
-// A graph op no structured op expresses (scatter_add: indirect writes) is lowered straight
-// to loops by its lower-graph-to-loop rule, in the same buffer map: it reads the buffer the
-// map wrote, writes the function's output, and numbers its run-time check after the
-// graph.check before it (one status buffer, codes in program order).
+// The graph op no structured op expresses (scatter_add: indirect writes) is lowered straight
+// to loops by its bufferize rule, in the same buffer map as every other op: it reads the
+// buffer the map wrote, writes the function's output, and numbers its run-time check after
+// the graph.check before it (one status buffer, codes in program order). The index
+// positions run in order (a loop.for: a row named twice gets both updates), a row's
+// elements in parallel, and a row out of range is not written.
 
 // CHECK-LABEL: func.func @scatter(
 // CHECK-SAME:      %[[D:[^:]*]]: memref<?x3xf32>, %[[I:[^:]*]]: memref<?xi64>, %[[U:[^:]*]]: memref<?x3xf32>, %[[N:[^:]*]]: index,
@@ -14,8 +16,10 @@
 // CHECK-NEXT:    memory.copy %[[A]], %[[OUT]]
 // CHECK:         loop.for
 // CHECK:           memory.load %[[I]]
-// CHECK:           memory.check %{{.*}}, %[[ST]] {code = 2 : i64, message = "'graph.scatter_add' failed: index {value} is out of bounds for axis 0 with size {bound}"}
-// CHECK:             memory.store %{{.*}}, %[[OUT]]
+// CHECK:           memory.check %[[OK:[^,]*]], %{{.*}}, %[[ST]] {code = 2 : i64, message = "'graph.scatter_add' failed: index {value} is out of bounds for axis 0 with size {bound}"}
+// CHECK:           loop.if %[[OK]] {
+// CHECK-NEXT:        loop.parallel
+// CHECK:               memory.store %{{.*}}, %[[OUT]]
 // CHECK:         memory.dealloc %[[A]]
 // CHECK-NOT:     graph.
 func.func @scatter(%d: tensor<?x3xf32>, %i: tensor<?xi64>, %u: tensor<?x3xf32>, %n: index) -> tensor<?x3xf32> {

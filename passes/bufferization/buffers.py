@@ -1,7 +1,5 @@
-"""The function-level half of `lower-graph-to-loop`: bufferization in destination-passing
-style, and the helpers every op's lowering rule builds on.
-
-One `FunctionLowering` turns one graph function into a loop/memory function:
+"""The function-level base of `bufferize`: one function's buffers. `FunctionBuffers` owns what
+the runtimes, the library exporter and the memory planner rely on, whatever the ops were:
 
 - **Signature** (the calling convention, docs/lowering.md): each tensor argument becomes a
   memref argument of the same shape (`?` kept; a 0-d tensor becomes a rank-0 memref), then
@@ -14,26 +12,27 @@ One `FunctionLowering` turns one graph function into a loop/memory function:
   `{graph.variable = "name"}`, so a runtime can bind them by name (the declarations become
   the module's `graph.variables` attribute, see the pass).
 - **Run-time errors** the interpreter raises from an op's numpy semantics (a label out of
-  range, an uneven split) cannot be raised by compiled code. A rule calls `check`, which
-  emits a `memory.check` at the graph op's location: the first failing site stores its code
-  (1, 2, ... per function), the value and the bound in the status buffer, the rule clamps
+  range, an uneven split) cannot be raised by compiled code. `check` / `record_check` emit
+  a `memory.check` at the op's location: the first failing site stores its code (1, 2, ...
+  per function), the value and the bound in the status buffer, the code that follows clamps
   whatever it was about to index with, and the caller reads the status after the call
   (`irkit.runtime`, the library's C entry points) and reports the site's message.
 - **Buffers.** Every tensor value of the old body gets a buffer: an argument, a variable's
   buffer, an output buffer (a value that is returned is computed straight into its output,
-  the first time it is returned), or a fresh `memory.alloc` whose `?` sizes are read with
-  `memory.dim` from the operands it derives from. Fresh buffers are freed with
-  `memory.dealloc` right after the last op that reads their value (a later memory-planning
-  pass replaces alloc/dealloc pairs by an arena).
-- **Ops** are lowered one at a time, in block order, by the rule registered for their name
-  in `LOWERINGS` (`@lowers("graph.add", ...)`; the family modules next to this one hold the
-  rules). Ops that touch no tensors (`arith` on scalars, say) are copied as they are; any
-  other op is a located error, "no lowering for 'graph.X' yet". An op with regions (the
-  structured `graph.if`) has a rule that lowers each region's ops with `lower_block`, at a
-  builder inside the loop op it makes: the same rules, the same liveness, per block.
+  the first time it is returned), or a fresh `memory.alloc` whose `?` sizes are the index
+  values it was computed with (or `memory.dim`s of the buffers it derives from). Fresh
+  buffers are freed with `memory.dealloc` right after the last op that reads their value
+  (`plan-memory` later replaces alloc/dealloc pairs by an arena).
+- **Ops** are handled one at a time, in block order, by `_lower_op` (the subclass's rule
+  table, `function.Bufferization`). An op with regions (the structured `graph.if`) has a
+  rule that handles each region's ops with `lower_block`, at a builder inside the loop op
+  it makes: the same rules, the same liveness, per block.
 - **Liveness** is per block: a use by an op nested in a region counts at the op of the
   block that holds it (a buffer a branch reads lives until after the whole conditional),
   and a buffer made inside a region is freed inside it.
+- **Loop nests** (`parallel_nest`, `for_nest`, `when`) for the few rules that write loops
+  themselves: the ops no structured op expresses (`graph.scatter_add`) and the guarded
+  variable update.
 
 The new body is built in a fresh block while the old one is still intact (rules and the
 liveness analysis read the old ops and their uses); the old block is dropped at the end.
@@ -59,34 +58,15 @@ from irkit.types import (
     FloatType, FunctionType, I64, INDEX, IntegerType, MemRefType,
     RankedTensorType, Type, UnrankedTensorType,
 )
-from irkit.dialects.arith import CMPI_PREDICATES, materialize_constant
+from irkit.dialects.arith import materialize_constant
 from irkit.dialects.func import ReturnOp
+from irkit.dialects.graph.scalar import ArithScalars
 from irkit.dialects.loop import ForOp, IfOp, ParallelOp, YieldOp
-from irkit.dialects.memory import STATUS_TYPE, AllocOp, CheckOp, CopyOp, DeallocOp, DimOp, LoadOp
-from irkit.passes.lower_graph.scalar import Scalars, emit
-
-#: op name -> rule(lowering, op): lowers `op`, giving each tensor result a buffer
-LOWERINGS: dict[str, Callable[["FunctionLowering", Operation], None]] = {}
+from irkit.dialects.memory import STATUS_TYPE, AllocOp, CheckOp, CopyOp, DeallocOp, DimOp
 
 
-def lowers(*names: str):
-    """Register the decorated function as the lowering rule of the ops `names`."""
-    def register(fn):
-        for n in names:
-            if n in LOWERINGS:
-                raise ValueError(f"two lowerings for '{n}'")
-            LOWERINGS[n] = fn
-        return fn
-    return register
-
-
-class LoweringError(IRError):
-    """An op or type `lower-graph-to-loop` cannot lower (located at the op)."""
-
-
-def no_lowering(op: Operation, why: str = "") -> LoweringError:
-    return LoweringError(f"no lowering for '{op.name}' yet{': ' + why if why else ''}",
-                         op.location)
+class BufferizeError(IRError):
+    """An op or a type `bufferize` cannot handle (located at the op)."""
 
 
 def is_tensor(t: Type) -> bool:
@@ -96,14 +76,15 @@ def is_tensor(t: Type) -> bool:
 def buffer_type(t: Type, where: Operation) -> MemRefType:
     """The memref a value of tensor type `t` lives in: same shape and element type."""
     if not isinstance(t, RankedTensorType):
-        raise LoweringError(f"cannot bufferize {t}: only ranked tensors have a buffer type",
-                            where.location)
+        raise BufferizeError(f"cannot bufferize {t}: only ranked tensors have a buffer type",
+                             where.location)
     e = t.element
     if isinstance(e, IntegerType) and not e.is_signless:
-        raise LoweringError(f"cannot lower {t}: arith works on signless integers only",
-                            where.location)
+        raise BufferizeError(f"cannot bufferize {t}: arith works on signless integers only",
+                             where.location)
     if not isinstance(e, (IntegerType, FloatType)):
-        raise LoweringError(f"cannot lower {t}: unsupported element type", where.location)
+        raise BufferizeError(f"cannot bufferize {t}: unsupported element type",
+                             where.location)
     return MemRefType(t.shape, e)
 
 
@@ -114,14 +95,11 @@ def index_in(op: Operation, index: dict) -> int | None:
     return None if op is None else index[op]
 
 
-def _touches_tensors(op: Operation) -> bool:
-    return any(is_tensor(v.type) for v in op.operands) or \
-        any(is_tensor(r.type) for r in op.results)
-
-
-class FunctionLowering:
-    """The state of lowering one function: builders, the value -> buffer map, liveness, and
-    the helpers rules use (`buffer`, `dest`, `size`, `constant`, loop nests)."""
+class FunctionBuffers:
+    """The state of bufferizing one function: builders, the value -> buffer map, liveness,
+    and the helpers rules use (`buffer`, `dest`, `size`, `constant`, checks, loop nests).
+    A subclass says how each op is handled (`_lower_op`) and when each value is last read
+    (`_last_uses`)."""
 
     def __init__(self, func: Operation, variables: list[Operation], parallel: bool,
                  options) -> None:
@@ -146,9 +124,7 @@ class FunctionLowering:
                             for v, a in zip(variables, self.entry.args[n_in + n_out:])}
         #: old value -> new value: buffers for tensors, the copies of everything else
         self.values: dict[Value, Value] = {}
-        #: graph.dim results (and other 0-d integer tensors known as an index) -> the index
-        self.index_values: dict[Value, Value] = {}
-        #: splat constants -> their scalar value (elementwise rules read it, not the buffer)
+        #: splat constants -> their scalar value (what reads elements of them uses instead)
         self.splats: dict[Value, Value] = {}
         #: value -> the output buffer it is computed into (first return position)
         self.out_for: dict[Value, Value] = {}
@@ -156,11 +132,12 @@ class FunctionLowering:
         self.owned: dict[Value, Value] = {}
         #: output buffer -> the sizes its value was computed with (`output_sizes.py`)
         self.output_sizes: dict[Value, list[Value]] = {}
+        #: every op of the old body, nested ones included, numbered in program order
+        self.position: dict[Operation, int] = {}
         self._consts: dict = {}
         self._last_const: Operation | None = None
         self._dims: dict = {}
-        self._units: dict = {}
-        #: the status argument, added by the first `check`; the number of checks so far
+        #: the status argument, added by the first check; the number of checks so far
         self.status: Value | None = None
         self._checks = 0
         self.b = Builder.at_end(self.entry)
@@ -168,23 +145,30 @@ class FunctionLowering:
     # ----- the driver ----------------------------------------------------------------------
 
     def run(self) -> None:
-        """Lower the body (if any) and install the new signature and block."""
+        """Bufferize the body (if any) and install the new signature and block."""
         if self.old_block is not None:
             self._lower_body()
         self._install()
 
+    def _lower_op(self, op: Operation) -> None:
+        """Give `op`'s tensor results buffers, building what computes them at `self.b`."""
+        raise NotImplementedError
+
+    def _last_uses(self, ops: list[Operation], index: dict) -> dict[Value, int]:
+        """For each tensor value defined in the block `ops`, the index of the last op of
+        the block reading it: where its buffer, if fresh, is freed."""
+        raise NotImplementedError
+
     def _lower_body(self) -> None:
         old = self.old_block
         if len(self.func.regions[0].blocks) != 1:
-            raise LoweringError("lower-graph-to-loop expects graph functions with one block",
-                                self.func.location)
+            raise BufferizeError("bufferize expects functions with one block",
+                                 self.func.location)
         n_in = len(self.old_type.inputs)
         for a, new in zip(old.args, self.entry.args[:n_in]):
             self.values[a] = new
         ops = list(old.ops)
-        # Every op of the body, nested ones included, numbered in program order (pre-order):
-        # rules compare positions across regions (a read, then an assign inside a branch).
-        self.position = {}
+        # Rules compare positions across regions (a read, then an assign inside a branch).
         for op in ops:
             for o in op.walk(post_order=False):
                 self.position[o] = len(self.position)
@@ -195,19 +179,19 @@ class FunctionLowering:
 
     def lower_block(self, block: Block, builder: Builder, terminator: str,
                     finish: Callable[[Operation, list[Value]], None]) -> None:
-        """Lower the ops of `block` (a region of a graph op: a `graph.if` branch) at
+        """Bufferize the ops of `block` (a region of an op: a `graph.if` branch) at
         `builder`, with the same rules: temporaries made in the block are freed in it. The
         block's terminator (named `terminator`) is handed to `finish(op, frees)`, which must
         free `frees` (the fresh buffers whose last use it is) after reading them.
 
-        Values the block's ops make outside any buffer (a `memory.dim`, a hoisted
-        comparison) are cached for the block only: they do not dominate the code after it."""
-        saved = self.b, dict(self._dims), dict(self._units)
+        Sizes the block's ops read outside any buffer (a `memory.dim`) are cached for the
+        block only: they do not dominate the code after it."""
+        saved = self.b, dict(self._dims)
         self.b = builder
         try:
             self._lower_ops(list(block.ops), terminator, finish)
         finally:
-            self.b, self._dims, self._units = saved
+            self.b, self._dims = saved
 
     def _lower_ops(self, ops: list[Operation], terminator: str,
                    finish: Callable[[Operation, list[Value]], None]) -> None:
@@ -221,24 +205,7 @@ class FunctionLowering:
                 finish(op, frees.get(i, []))
                 continue
             self._lower_op(op)
-            self._free(frees.get(i, []))
-
-    def _last_uses(self, ops: list[Operation], index: dict) -> dict[Value, int]:
-        """For each tensor value defined in the block `ops`, the index of the last op of the
-        block reading it (its own index when nothing does): where its buffer, if fresh, is
-        freed. A use by an op nested in a region counts at the block's op that holds it, so
-        a buffer a branch reads lives until after the whole `graph.if`."""
-        last = {}
-        for i, op in enumerate(ops):
-            if op.regions and op.name not in LOWERINGS and \
-                    any(_touches_tensors(o) or o.name.startswith("graph.") for o in op.walk()):
-                raise no_lowering(op, "ops with regions over tensors are not lowered")
-            for r in op.results:
-                if is_tensor(r.type):
-                    users = [k for k in (index_in(u, index) for u in r.users)
-                             if k is not None]
-                    last[r] = max(users, default=i)
-        return last
+            self.release(frees.get(i, []))
 
     def _plan_outputs(self, ret: Operation) -> None:
         """Destination-passing: a value defined by an op of the body and returned at output k
@@ -251,19 +218,6 @@ class FunctionLowering:
                 self.out_for[v] = self.outs[k]
             k += 1
 
-    def _lower_op(self, op: Operation) -> None:
-        rule = LOWERINGS.get(op.name)
-        if rule is not None:
-            rule(self, op)
-            for r in op.results:
-                if is_tensor(r.type) and r not in self.values:
-                    raise LoweringError(f"internal error: the lowering of '{op.name}' gave "
-                                        f"result #{r.index} no buffer", op.location)
-            return
-        if _touches_tensors(op) or op.name.startswith("graph."):
-            raise no_lowering(op)
-        self.b.insert(op.clone(self.values))
-
     def _lower_return(self, op: Operation, frees: list[Value]) -> None:
         k = 0
         scalars = []
@@ -275,10 +229,11 @@ class FunctionLowering:
                 k += 1
             else:
                 scalars.append(self.values.get(v, v))
-        self._free(frees)
+        self.release(frees)
         self.b.create(ReturnOp, scalars, result_types=[])
 
-    def _free(self, values: list[Value]) -> None:
+    def release(self, values: list[Value]) -> None:
+        """Free the fresh buffers the values `values` own (`memory.dealloc`)."""
         for v in values:
             buf = self.owned.pop(v, None)
             if buf is not None:
@@ -341,8 +296,8 @@ class FunctionLowering:
         """The buffer holding tensor value `v` (or the copy of a non-tensor value)."""
         b = self.values.get(v)
         if b is None:
-            raise LoweringError("internal error: a value has no buffer (used before its "
-                                "definition was lowered)", self.b.location)
+            raise BufferizeError("internal error: a value has no buffer (used before its "
+                                 "definition was bufferized)", self.b.location)
         return b
 
     def define(self, result: Value, buf: Value) -> None:
@@ -365,7 +320,7 @@ class FunctionLowering:
         return buf
 
     def temp(self, t: MemRefType, sizes: list[Value]) -> Value:
-        """A scratch buffer a rule frees itself (`free`)."""
+        """A scratch buffer the caller frees (or hands over, as a `loop.if` result)."""
         dyn = [s for s, d in zip(sizes, t.shape) if d is None]
         buf = self.b.create(AllocOp, dyn, result_types=[t]).results[0]
         self._know_sizes(buf, sizes)
@@ -378,9 +333,6 @@ class FunctionLowering:
         for a, d in enumerate(buf.type.shape):
             if d is None:
                 self._dims.setdefault((buf, a), sizes[a])
-
-    def free(self, buf: Value) -> None:
-        self.b.create(DeallocOp, buf)
 
     def size(self, buf: Value, axis: int) -> Value:
         """The size of `buf`'s axis as an index: a constant when static, else a
@@ -395,52 +347,39 @@ class FunctionLowering:
             self._dims[key] = v
         return v
 
-    def is_unit(self, size: Value) -> Value:
-        """`size == 1` (i1), computed once per size value at the top level: whether an axis
-        of unknown size broadcasts."""
-        v = self._units.get(size)
-        if v is None:
-            eq = IntegerAttr(CMPI_PREDICATES.index("eq"), I64)
-            v = emit(self.b, "arith.cmpi", size, self.index(1), predicate=eq)
-            self._units[size] = v
-        return v
-
     def sizes(self, buf: Value) -> list[Value]:
         return [self.size(buf, a) for a in range(buf.type.rank)]
 
-    def index_of(self, v: Value) -> Value:
-        """The value of a 0-d integer tensor (a size operand) as an index."""
-        known = self.index_values.get(v)
-        if known is not None:
-            return known
-        x = self.b.create(LoadOp, self.buffer(v), []).results[0]
-        return emit(self.b, "arith.index_cast", x, type=INDEX)
+    # ----- scalar code and run-time errors ---------------------------------------------------
 
-    # ----- run-time errors -------------------------------------------------------------------
+    def scalars(self, b: Builder | None = None) -> ArithScalars:
+        """Scalar `arith`/`math` code at `b` (default: the top level), its constants hoisted
+        to the top of the function (`constant`)."""
+        return ArithScalars(b or self.b, self.constant)
 
     def check(self, ok: Value, value: Value, bound: Value, message: str, op: Operation,
               b: Builder | None = None) -> None:
-        """At `b` (default: the top level), record the error `message` of graph op `op` when
-        `ok` (i1) is false: a `memory.check` at `op`'s location with the next code of this
-        function, `value` and `bound` (integers or indices, stored as i64; `{value}` and
-        `{bound}` in `message` stand for them), writing the status buffer, which the first
-        check adds as the function's last argument. Compiled code cannot raise, so the rule
-        goes on and must clamp what it indexes with: the caller reports the error after the
-        call, as the interpreter reports `'op' failed: message`."""
+        """At `b` (default: the top level), record the error `message` of op `op` when `ok`
+        (i1) is false: `record_check` with the message the interpreter raises,
+        `'op' failed: message` (`{value}` and `{bound}` in it stand for `value` and
+        `bound`). Compiled code cannot raise, so the rule goes on and must clamp what it
+        indexes with: the caller reports the error after the call."""
         self.record_check(ok, value, bound, f"'{op.name}' failed: {message}", op.location,
                           b or self.b)
 
     def record_check(self, ok: Value, value: Value, bound: Value, message: str, location,
                      b: Builder) -> None:
-        """`check`'s `memory.check` at `b` with the whole `message` and `location` given
-        (bufferize's `graph.check` states both)."""
+        """A `memory.check` at `b` and `location`, with the next code of this function,
+        `value` and `bound` (integers or indices, stored as i64) and the whole `message`,
+        writing the status buffer, which the first check adds as the function's last
+        argument. A check `ok` that is constantly true records nothing."""
         known = constant_value(ok)
         if isinstance(known, IntegerAttr) and known.value:
             return                          # holds whatever the inputs: nothing to record
         if self.status is None:
             self.status = self.entry.add_argument(STATUS_TYPE)
         self._checks += 1
-        s = Scalars(self, b)
+        s = self.scalars(b)
         b.create(CheckOp, ok, s.cast(value, I64), s.cast(bound, I64), self.status,
                  code=IntegerAttr(self._checks, I64), message=StringAttr(message),
                  location=location)
@@ -450,7 +389,7 @@ class FunctionLowering:
              b: Builder | None = None) -> list[Value]:
         """A `loop.if` on `cond` at `b`: `then(builder)` fills the then branch and returns
         the values it yields (none, or as many as `otherwise(builder)` yields in the else
-        branch); returns the results. What a failed `check` must not let run (a read at an
+        branch); returns the results. What a failed `check` must not let run (a write at an
         index out of range) goes in `then`."""
         b = b or self.b
         branches = [(then, Block([]))] + ([(otherwise, Block([]))] if otherwise else [])

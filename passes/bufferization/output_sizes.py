@@ -1,4 +1,4 @@
-"""Output sizes as compiled code: for a lowered function whose outputs have `?` sizes, a
+"""Output sizes as compiled code: for a bufferized function whose outputs have `?` sizes, a
 sibling function that computes them from the inputs' sizes alone, without running the model.
 
 Why. A caller allocates the outputs before the call (destination-passing). Python knows their
@@ -6,7 +6,7 @@ sizes from the graph ops' shape functions (irkit.runtime), and a C caller from t
 where a size is an input's symbol (`[N, 10]`). But `x[1:]`, `split(x, 2)`, a `reshape` with
 -1 or a concat give sizes no symbol names (`N - 1`, `N / 2`): a C caller had to guess, and a
 checked entry point had nothing to check a too-small buffer against, which the call would
-write past. The lowered function itself computes those sizes (from `memory.dim` of its
+write past. The bufferized function itself computes those sizes (from `memory.dim` of its
 inputs, before the loop nest that writes the output); this module copies that computation
 out, so that the library exports it and its `_checked` entry points call it first (as
 MLIR's `reifyResultShapes` gives a shaped op's result sizes as IR).
@@ -16,10 +16,11 @@ MLIR's `reifyResultShapes` gives a shaped op's result sizes as IR).
 
 Entry j of `%sizes` is the size of output k's axis a, for the pairs [k, a] listed.
 
-Algorithm (a backward slice of the lowered function's entry block):
-  1. `FunctionLowering.dest` records, per output buffer, the size values the rule computed
-     it with (`output_sizes`). An output no rule computes (an input returned as it is) has
-     its input's symbols in the header, which the checked entry point compares already.
+Algorithm (a backward slice of the bufferized function's entry block):
+  1. `FunctionBuffers.dest` records, per output buffer, the size values the rule computed
+     it with (`output_sizes`), and so does the return for an output it copies into. An
+     output whose size nothing recorded (an input returned as it is) has its input's
+     symbols in the header, which the checked entry point compares already.
   2. For each `?` axis of each output, walk its size value's definitions back. The slice may
      hold only ops of the function's entry block (not inside a loop or a branch) that are
      `arith` ops or a `memory.dim` of an input argument: a size that depends on data (a
@@ -38,8 +39,8 @@ from irkit.dialects.func import FuncOp, ReturnOp
 from irkit.dialects.memory import DimOp
 from irkit.dialects.memory.access import StoreOp
 from irkit.dialects.arith import materialize_constant
-from irkit.passes.lower_graph.core import FunctionLowering
-from irkit.passes.lower_graph.scalar import emit
+from irkit.dialects.graph.scalar import ArithScalars
+from irkit.passes.bufferization.buffers import FunctionBuffers
 
 #: the suffix of the sizes function's name, and its attributes
 SUFFIX = "_output_sizes"
@@ -47,7 +48,7 @@ OF_ATTR = "graph.output_sizes_of"
 AXES_ATTR = "graph.output_sizes"
 
 
-def _slice(lw: FunctionLowering, v: Value, inputs: set, seen: dict) -> bool:
+def _slice(fb: FunctionBuffers, v: Value, inputs: set, seen: dict) -> bool:
     """Whether `v` is computed from the inputs' sizes by entry-block `arith`/`memory.dim`
     ops only; each op found is added to `seen` (op -> True)."""
     if v in inputs:
@@ -57,47 +58,47 @@ def _slice(lw: FunctionLowering, v: Value, inputs: set, seen: dict) -> bool:
     op = v.owner
     if op in seen:
         return seen[op]
-    ok = (op.parent is lw.entry and not op.regions
+    ok = (op.parent is fb.entry and not op.regions
           and (op.name.startswith("arith.") or isinstance(op, DimOp))
-          and all(_slice(lw, o, inputs, seen) for o in op.operands))
+          and all(_slice(fb, o, inputs, seen) for o in op.operands))
     seen[op] = ok
     return ok
 
 
-def _axis_sizes(lw: FunctionLowering) -> list[tuple[int, int, Value]]:
+def _axis_sizes(fb: FunctionBuffers) -> list[tuple[int, int, Value]]:
     """(output k, axis a, size value) for every `?` axis of every output `dest` recorded."""
     out = []
-    for k, buf in enumerate(lw.outs):
-        sizes = lw.output_sizes.get(buf)
+    for k, buf in enumerate(fb.outs):
+        sizes = fb.output_sizes.get(buf)
         for a, d in enumerate(buf.type.shape):
             if d is None and sizes is not None:
                 out.append((k, a, sizes[a]))
     return out
 
 
-def output_sizes_function(lw: FunctionLowering) -> Operation | None:
-    """The sizes function of the function `lw` lowered (see the module docstring), or None
+def output_sizes_function(fb: FunctionBuffers) -> Operation | None:
+    """The sizes function of the function `fb` bufferized (see the module docstring), or None
     when no output has a `?` axis whose size the slice can compute."""
-    func = lw.func
-    n_in = len(lw.old_type.inputs)
-    inputs = list(lw.entry.args[:n_in])
+    func = fb.func
+    n_in = len(fb.old_type.inputs)
+    inputs = list(fb.entry.args[:n_in])
     input_set = set(inputs)
     seen: dict = {}
-    axes = [(k, a, v) for k, a, v in _axis_sizes(lw)
-            if _slice(lw, v, input_set, seen)]
+    axes = [(k, a, v) for k, a, v in _axis_sizes(fb)
+            if _slice(fb, v, input_set, seen)]
     if not axes:
         return None
     sizes_type = MemRefType((len(axes),), I64)
     block = Block([a.type for a in inputs] + [sizes_type])
     mapping: dict = dict(zip(inputs, block.args))
-    for op in lw.entry.ops:                         # block order: definitions first
+    for op in fb.entry.ops:                         # block order: definitions first
         if seen.get(op):
             block.append(op.clone(mapping))
     b = Builder.at_end(block)
     b.location = func.location
     sizes = block.args[-1]
     for j, (_, _, v) in enumerate(axes):
-        value = emit(b, "arith.index_cast", mapping.get(v, v), type=I64)
+        value = ArithScalars(b).op("arith.index_cast", mapping.get(v, v), type=I64)
         at = b.insert(materialize_constant(IntegerAttr(j, INDEX), INDEX)).results[0]
         b.create(StoreOp, value, sizes, [at])
     b.create(ReturnOp, [], result_types=[])
