@@ -309,8 +309,9 @@ class _Compare(ArithOp):
         if word[:1] == '"':
             word = word[1:-1]
         if word not in cls._predicates:
-            raise p.error(f"expected one of [{', '.join(cls._predicates)}] for "
-                          f"{cls.name[6:]} predicate", tk)
+            raise p.error(f"custom op '{cls.name}' expected string or keyword containing one "
+                          f"of the following enum values for attribute 'predicate' "
+                          f"[{', '.join(cls._predicates)}]", tk)
         p.expect(",")
         a = p.parse_operand_ref()
         p.expect(",")
@@ -637,11 +638,13 @@ class SelectOp(ArithOp):
                              "have same type")
         ct = ops[0].value.type
         if isinstance(ct, ShapedType):
-            if type(ct) is not type(t) or getattr(ct, "shape", None) != getattr(t, "shape",
-                                                                                None) or \
+            if type(ct) is not type(t) or \
                     getattr(ct, "scalable", None) != getattr(t, "scalable", None):
                 raise self.error("all non-scalar operands/results must have the same shape "
                                  "and base type")
+            if ct.shape != getattr(t, "shape", None):       # MLIR's two rules, its order
+                raise self.error("failed to verify that condition is signless i1 or has "
+                                 "matching shape")
             if ct is not i1_like(t):    # a tensor mask also carries the result's encoding
                 raise self.error(f"expected condition type to have the same shape as the "
                                  f"result type, expected '{i1_like(t)}', but got '{ct}'")

@@ -17,7 +17,7 @@ func.func @cmpi_bad_predicate(%a: i32) {
 // -----
 
 func.func @cmpi_keyword(%a: i32) {
-  // expected-error @+1 {{expected one of [eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge] for cmpi predicate}}
+  // expected-error @+1 {{custom op 'arith.cmpi' expected string or keyword containing one of the following enum values for attribute 'predicate' [eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge]}}
   %0 = arith.cmpi lt, %a, %a : i32
   return
 }
