@@ -45,6 +45,7 @@ from irkit.symbols import lookup_symbol_in
 from irkit.types import FloatType, RankedTensorType
 from irkit.verifier import verify
 
+from output_buffers import garbage_like
 from test_ad_contract import (  # noqa: E402  (tests/property is on sys.path under pytest)
     EXTRA_EXAMPLES, GRAPH_OPS, Case, _DATAFLOW, _attr_text, _example_op, _input, _magnitudes,
     _results, _sig, _touches_floats, declared_nondiff, docstring_example, has_vjp,
@@ -151,14 +152,6 @@ def interpret_f(module, args) -> list:
     return [np.asarray(o) for o in out]
 
 
-def _garbage(like: np.ndarray) -> np.ndarray:
-    if like.dtype.kind == "f":
-        return np.full(like.shape, 12345.0, like.dtype)
-    if like.dtype.kind == "b":
-        return np.ones(like.shape, like.dtype)
-    return np.full(like.shape, 77, like.dtype)
-
-
 def compiled_f(text: str, args, wants) -> list:
     """Lower `text` to loops, compile it, call `f` with output buffers shaped like `wants`
     (and a status buffer where it checks something at run time: no check may fail, since
@@ -167,7 +160,7 @@ def compiled_f(text: str, args, wants) -> list:
     PassManager().add(LowerGraphToLoop()).run(m)
     verify(m)
     jit = compile_module(m)
-    outs = [_garbage(w) for w in wants]
+    outs = [garbage_like(w) for w in wants]
     attrs = lookup_symbol_in(m, "f").properties.get("arg_attrs")
     status = [np.zeros(3, np.int64)] if attrs and "graph.status" in attrs[-1].value else []
     with np.errstate(all="ignore"):

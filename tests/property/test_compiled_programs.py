@@ -28,14 +28,7 @@ from irkit.symbols import lookup_symbol_in
 from test_lower_graph_programs import (  # noqa: E402  (tests/property on sys.path)
     graph_programs, maybe_conditional)
 from test_dsl_numpy import _concrete, programs as dsl_programs  # noqa: E402
-
-
-def _garbage(like: np.ndarray) -> np.ndarray:
-    if like.dtype.kind == "f":
-        return np.full(like.shape, 12345.0, like.dtype)
-    if like.dtype.kind == "b":
-        return np.ones(like.shape, like.dtype)
-    return np.full(like.shape, 77, like.dtype)
+from output_buffers import garbage_like
 
 
 def compile_and_compare(module, fn: str, args) -> None:
@@ -49,7 +42,7 @@ def compile_and_compare(module, fn: str, args) -> None:
     lowered = parse_module(text)
     PassManager.parse(pipeline.passes_between(None, pipeline.compiled_stage())).run(lowered)
     jit = compile_module(lowered)
-    outs = [_garbage(w) for w in want]
+    outs = [garbage_like(w) for w in want]
     attrs = lookup_symbol_in(lowered, fn).properties.get("arg_attrs")
     # a run-time check (a reshape's count) adds a status buffer; none may fail here
     status = [np.zeros(3, np.int64)] if attrs and "graph.status" in attrs[-1].value else []

@@ -27,6 +27,7 @@ from irkit.pass_manager import PassManager
 from irkit.symbols import lookup_symbol_in
 from irkit.types import MemRefType, RankedTensorType
 from irkit.passes.bufferize import Bufferize
+from output_buffers import garbage
 
 F32 = np.float32
 
@@ -46,15 +47,6 @@ def bufferize(src: str, **options):
     return m
 
 
-def _garbage(shape, dtype) -> np.ndarray:
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        return np.full(shape, 12345.0, dtype)
-    if dtype.kind == "b":
-        return np.ones(shape, dtype)
-    return np.full(shape, 77, dtype)
-
-
 def run_tensors(m, fn: str, args):
     f = lookup_symbol_in(m, fn)
     ftype = f.properties["function_type"].value
@@ -71,7 +63,7 @@ def run_buffers(m, fn: str, args, out_likes, variables: dict, status=None):
     f = lookup_symbol_in(m, fn)
     ftype = f.properties["function_type"].value
     attrs = f.properties.get("arg_attrs")
-    outs = [_garbage(o.shape, o.dtype) for o in out_likes]
+    outs = [garbage(o.shape, o.dtype) for o in out_likes]
     expect_ok = status is None
     status = np.zeros(3, np.int64) if status is None else status
     vals, inputs = [], []
@@ -791,7 +783,7 @@ def test_graph_programs_compiled_through_the_new_ladder(name):
     m, args, want = _graph_case(name, LOOPS)
     PassManager.parse("builtin.module(canonicalize,cse)").run(m)
     jit = compile_module(m)
-    outs = [_garbage(w.shape, w.dtype) for w in want]
+    outs = [garbage(w.shape, w.dtype) for w in want]
     status = [np.zeros(3, np.int64)] if _has_status(m) else []
     jit.f(*args, *outs, *status)
     for st in status:
@@ -872,7 +864,7 @@ def test_views_and_in_place_code_compiles_and_plans(name):
     want, _ = run_tensors(parse_module(src), "f", args)
     m = _through(src, "bufferize,lower-linalg-to-loop,canonicalize,cse,plan-memory")
     jit = compile_module(m)
-    outs = [_garbage(w.shape, w.dtype) for w in want]
+    outs = [garbage(w.shape, w.dtype) for w in want]
     jit.f(*args, *outs)
     for i, (g, w) in enumerate(zip(outs, want)):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=f"result #{i}")

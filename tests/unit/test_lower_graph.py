@@ -22,6 +22,7 @@ from irkit.pass_manager import PassManager
 from irkit.symbols import lookup_symbol_in
 from irkit.types import MemRefType
 from irkit.passes.lower_graph_to_loop import LowerGraphToLoop
+from output_buffers import garbage
 
 
 def lower(src: str, **options):
@@ -32,16 +33,6 @@ def lower(src: str, **options):
     text = str(m)
     assert str(parse_module(text)) == text
     return m
-
-
-def _garbage(shape, dtype) -> np.ndarray:
-    """An output buffer whose every element must be overwritten to pass."""
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        return np.full(shape, 12345.0, dtype)
-    if dtype.kind == "b":
-        return np.ones(shape, dtype)
-    return np.full(shape, 77, dtype)
 
 
 def run_graph(m, fn: str, args):
@@ -62,7 +53,7 @@ def run_lowered(m, fn: str, args, out_likes, variables: dict, status=None):
     f = lookup_symbol_in(m, fn)
     ftype = f.properties["function_type"].value
     attrs = f.properties.get("arg_attrs")
-    outs = [_garbage(o.shape, o.dtype) for o in out_likes]
+    outs = [garbage(o.shape, o.dtype) for o in out_likes]
     expect_ok = status is None
     status = np.zeros(3, np.int64) if status is None else status
     vals = []
@@ -813,7 +804,7 @@ def test_compiled_lowered_function_matches_the_interpreter(name):
     want, _ = run_graph(graph, "f", args)
     lowered = lower(src)
     jit = compile_module(lowered)
-    outs = [_garbage(w.shape, w.dtype) for w in want]
+    outs = [garbage(w.shape, w.dtype) for w in want]
     status = status_args(lowered, "f")              # a reshape's count is checked
     jit.f(*args, *outs, *status)
     for st in status:
