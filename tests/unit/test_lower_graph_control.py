@@ -15,7 +15,8 @@ import pytest
 
 from irkit.pass_manager import PassManager
 
-from test_lower_graph import _backend, _garbage, check, lower, rand, run_graph, same
+from test_lower_graph import _backend, check, lower, rand, run_graph, same
+from output_buffers import garbage
 
 GATE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "gate.irk"
 
@@ -70,7 +71,7 @@ def test_compiled_gate_matches_the_interpreter():
     for taken in (True, False):
         args = _gate_args(taken, 7)
         want, _ = run_graph(graph, "forward", args)
-        out = _garbage(want[0].shape, want[0].dtype)
+        out = garbage(want[0].shape, want[0].dtype)
         jit.forward(*args, out)
         same(out, want[0], what=f"taken={taken}")
 
@@ -156,7 +157,7 @@ def test_compiled_if_yielding_a_memref():
     x, y = rand(6), rand(4, dtype=np.int32)
     for p in (TRUE, FALSE):
         want, _ = run_graph(graph, "f", (p, x, y))
-        outs = [_garbage(w.shape, w.dtype) for w in want]
+        outs = [garbage(w.shape, w.dtype) for w in want]
         jit.f(p, x, y, *outs)
         for i, (g, w) in enumerate(zip(outs, want)):
             same(g, w, what=f"p={p} result #{i}")

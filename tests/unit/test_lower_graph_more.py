@@ -21,8 +21,9 @@ from irkit.symbols import lookup_symbol_in
 from irkit.dialects.graph.slicing import END
 
 from test_lower_graph import (
-    _backend, _garbage, _initial_variables, check, lower, rand, run_graph, run_lowered, same,
+    _backend, _initial_variables, check, lower, rand, run_graph, run_lowered, same,
 )
+from output_buffers import garbage
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -328,7 +329,7 @@ def test_compiled_matches_the_interpreter():
         lab = labels(n, min(n, 5), seed=n)          # valid classes, and rows of x to gather
         args = (x, lab, t, np.array(7, np.int64))
         want, _ = run_graph(graph, "f", args)
-        outs = [_garbage(w.shape, w.dtype) for w in want]
+        outs = [garbage(w.shape, w.dtype) for w in want]
         status = np.zeros(3, np.int64)              # gather, cross_entropy: checked
         jit.f(*args, *outs, status)
         np.testing.assert_array_equal(status, [0, 0, 0])
