@@ -186,7 +186,7 @@ def test_mlir_opt_agrees_on_every_vector_op():
     ('"arith.cmpi"(%i, %i) <{predicate = 1 : i64}> : (vector<8xi32>, vector<8xi32>) -> '
      'vector<4xi1>', "result type has i1 element type and same shape as operands"),
     ('"arith.select"(%c, %y, %y) : (vector<8xi1>, vector<4xf32>, vector<4xf32>) -> '
-     'vector<4xf32>', "must have the same shape"),
+     'vector<4xf32>', "condition is signless i1 or has matching shape"),
     ('"arith.select"(%c, %f, %f) : (vector<8xi1>, f32, f32) -> f32', "must have the same shape"),
     ('"arith.extsi"(%i) : (vector<8xi32>) -> vector<4xi64>', "requires the same shape"),
     ('"arith.sitofp"(%i) : (vector<8xi32>) -> f32', "requires the same shape"),
