@@ -18,12 +18,29 @@ interface of `llvm_lowering` (`void f(ARGS..., RESULT_PTRS...)`).
   that argument alive; any other is taken to be a fresh `malloc` (what `memory.alloc`
   does) owned by the returned array, which `free`s it when garbage collected (results that
   share one allocation share that ownership).
+
+The cost of a call. A model's training step at batch 1 runs in microseconds, so what Python
+does per call counts. Everything that depends only on the signature is computed once, in
+`JitFunction.__init__`: per memref parameter its dtype, static sizes and layout (`_MemRefParam`),
+and where its descriptor sits in one flat buffer of 64-bit words. A descriptor
+`{T* allocated, T* aligned, i64 offset, i64 sizes[R], i64 strides[R]}` is 3 + 2R such words,
+so the descriptors of all the memref arguments and results are that buffer, written by one
+`struct.pack_into` per call; the pointers passed to the function point into it and are fixed
+(the buffer is per thread, so that calls from several threads do not share descriptors). Per
+call and per array only what depends on the array is done: its dtype compared, its
+(shape, strides) looked up among those already checked for that parameter (the checks are
+a pure function of them), and its data address read. An argument that is the very array of
+the last call (`keep_descriptors`: a model's variables, passed every step) reuses its
+descriptor words: numpy cannot move the memory of an array something else references (a
+`resize` is refused), so while the kept reference lives, the same object with the same
+dtype, shape and strides has the same words.
 """
 
 from __future__ import annotations
 
 import ctypes
-import functools
+import struct
+import threading
 
 import numpy as np
 
@@ -35,6 +52,9 @@ from irkit.types import (
 from irkit.backends.llvm_types import layout
 
 _CTYPES_INT = {8: ctypes.c_int8, 16: ctypes.c_int16, 32: ctypes.c_int32, 64: ctypes.c_int64}
+#: the (shape, strides) pairs remembered per memref parameter; a program that passes more
+#: distinct ones starts over (a steady loop passes one or two)
+_CHECKED_LIMIT = 64
 
 
 def _by_value_ctype(t: Type):
@@ -50,20 +70,116 @@ def _by_value_ctype(t: Type):
     return {"f16": ctypes.c_uint16, "f32": ctypes.c_float, "f64": ctypes.c_double}[t.name]
 
 
-@functools.cache
-def descriptor_ctype(rank: int) -> type:
-    """The ctypes struct of a rank-`rank` memref descriptor (same for every element type)."""
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-              ("offset", ctypes.c_int64)]
-    if rank:
-        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
-    return type(f"MemRefDescriptor{rank}", (ctypes.Structure,), {"_fields_": fields})
-
-
 def _dtype(t: Type) -> np.dtype:
     if isinstance(t, FunctionType):
         return np.dtype(np.uint64)          # a function's address
     return np.dtype(numpy_dtype(t.element if isinstance(t, (VectorType, MemRefType)) else t))
+
+
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def _address(x: np.ndarray) -> int:
+    """The address of `x`'s first element. Through the buffer protocol where numpy allows it
+    (a writable, C-contiguous, non-empty array: a quarter of the cost of `x.ctypes.data`,
+    which builds a helper object per call), else `x.ctypes.data`."""
+    try:
+        return _addressof(_from_buffer(x))
+    except (TypeError, ValueError, BufferError):
+        return x.ctypes.data
+
+
+class _MemRefParam:
+    """One memref parameter (or result) of a compiled function: what checking an array for it
+    and describing the array to the code need, computed from its type once."""
+
+    __slots__ = ("type", "dtype", "rank", "item", "word", "what", "static_strides",
+                 "static_offset", "_checked", "kept")
+
+    def __init__(self, t: MemRefType, word: int, what: str) -> None:
+        self.type = t
+        self.dtype = _dtype(t)
+        self.rank = t.rank
+        self.item = self.dtype.itemsize
+        self.word = word                # where its descriptor starts in the flat buffer
+        self.what = what                # "argument #2 of '@f'", for messages
+        self.static_strides, offset = layout(t)
+        self.static_offset = offset or 0
+        self._checked: dict = {}        # (shape, byte strides) -> the descriptor's tail
+        self.kept: tuple | None = None  # (array, shape, strides, words) of `keep_descriptors`
+
+    @property
+    def words(self) -> int:
+        """The descriptor's size in 64-bit words."""
+        return 3 + 2 * self.rank
+
+    def descriptor(self, x) -> list:
+        """The descriptor words of array `x` passed for this parameter, or a ValueError."""
+        if not isinstance(x, np.ndarray) or x.dtype != self.dtype:
+            self._check_kind(x)
+        key = (x.shape, x.strides)
+        tail = self._checked.get(key)
+        if tail is None:
+            tail = self._check(x)
+            if len(self._checked) >= _CHECKED_LIMIT:
+                self._checked.clear()
+            self._checked[key] = tail
+        ptr = _address(x)
+        return [ptr, ptr - tail[0], *tail[1]]
+
+    def kept_descriptor(self, x) -> list:
+        """`descriptor(x)`, reused while `x` is the array of the last call (module docstring:
+        the reference kept in `kept` is what keeps numpy from moving its memory)."""
+        kept = self.kept
+        if kept is not None and kept[0] is x and x.dtype == self.dtype and \
+                x.shape == kept[1] and x.strides == kept[2]:
+            return kept[3]
+        words = self.descriptor(x)
+        self.kept = (x, x.shape, x.strides, words)
+        return words
+
+    def _check_kind(self, x) -> None:
+        t = self.type
+        if not isinstance(x, np.ndarray):
+            raise ValueError(f"{self.what}: expected a numpy array for {t} (memrefs are passed "
+                             f"without copying), got {type(x).__name__}")
+        raise ValueError(f"{self.what}: expected {self.dtype} elements for {t}, got {x.dtype}")
+
+    def _check(self, x: np.ndarray) -> tuple[int, list]:
+        """(aligned pointer's distance below the data in bytes, [offset, *sizes, *strides])
+        for an array of `x`'s shape and strides, or a ValueError saying why the compiled code
+        would index such an array wrongly."""
+        t, what = self.type, self.what
+        if x.ndim != t.rank:
+            raise ValueError(f"{what}: expected a rank-{t.rank} array for {t}, got shape "
+                             f"{list(x.shape)}")
+        for k, (d, s) in enumerate(zip(t.shape, x.shape)):
+            if d is not None and d != s:
+                raise ValueError(f"{what}: expected size {d} in dimension {k} for {t}, got "
+                                 f"shape {list(x.shape)}")
+        item = self.item
+        if any(s % item for s in x.strides):
+            raise ValueError(f"{what}: the array's strides {list(x.strides)} (bytes) are not "
+                             f"multiples of its item size {item}; copy it first")
+        strides = [s // item for s in x.strides]
+        if x.size > 1:
+            for k, (want, got, n) in enumerate(zip(self.static_strides, strides, x.shape)):
+                if want is not None and n > 1 and want != got:
+                    raise ValueError(f"{what}: {t} fixes stride {want} in dimension {k}, but "
+                                     f"the array's strides are {strides} (elements); pass a "
+                                     f"copy with np.ascontiguousarray, or a memref type with "
+                                     f"a dynamic layout")
+        offset = self.static_offset
+        return offset * item, [offset, *x.shape, *strides]
+
+
+class _Buffers(threading.local):
+    """Per thread: a function's flat descriptor buffer and its argument list, whose memref
+    slots hold the addresses of their descriptors in the buffer."""
+
+    words = None        # ctypes array of int64
+    pointers = None     # list: an address per memref slot, None elsewhere
 
 
 class JitFunction:
@@ -80,47 +196,107 @@ class JitFunction:
                   else _by_value_ctype(t) for t in inputs]
         params += [ctypes.c_void_p] * len(results)
         self._cfunc = ctypes.CFUNCTYPE(None, *params)(address)
+        # per argument, then per result: a _MemRefParam, or the type (the general path)
+        self._slots: list = []
+        word = 0
+        for i, t in enumerate(inputs + results):
+            if isinstance(t, MemRefType):
+                what = (f"argument #{i} of '@{name}'" if i < len(inputs)
+                        else f"result #{i - len(inputs)} of '@{name}'")
+                self._slots.append(_MemRefParam(t, word, what))
+                word += self._slots[-1].words
+            else:
+                self._slots.append(t)
+        self._params = self._slots[:len(inputs)]
+        self._words = word
+        self._pack = struct.Struct(f"={word}q")
+        # only memref arguments and no results: the call is the descriptors and nothing else
+        self._plain = not results and all(isinstance(s, _MemRefParam) for s in self._slots)
+        self._local = _Buffers()
+        self.keep_descriptors(())
 
     def __repr__(self) -> str:
         return f"<compiled function @{self.name}>"
+
+    def keep_descriptors(self, indices) -> None:
+        """Reuse the descriptor of each memref argument in `indices` while it is passed the
+        same array as in the last call (module docstring); that array stays referenced
+        until another replaces it. For arguments passed one array call after call (a
+        model's variables), not for a batch that changes every step."""
+        kept = set(indices)
+        # per memref argument, the method giving its descriptor words: (index, method)
+        self._describe = []
+        for i, p in enumerate(self._params):
+            if isinstance(p, _MemRefParam):
+                if i not in kept:
+                    p.kept = None
+                self._describe.append((i, p.kept_descriptor if i in kept else p.descriptor))
+
+    def _buffers(self) -> tuple:
+        local = self._local
+        if local.words is None:
+            local.words = (ctypes.c_int64 * max(self._words, 1))()
+            base = ctypes.addressof(local.words)
+            local.pointers = [base + 8 * s.word if isinstance(s, _MemRefParam) else None
+                              for s in self._slots]
+        return local.words, local.pointers
 
     def __call__(self, *args):
         if len(args) != len(self.inputs):
             raise ValueError(f"'@{self.name}' takes {len(self.inputs)} arguments, got "
                              f"{len(args)}")
-        keep: list = []
-        memrefs: list[tuple[int, np.ndarray]] = []
-        cargs = []
-        for i, (x, t) in enumerate(zip(args, self.inputs)):
-            what = f"argument #{i} of '@{self.name}'"
-            if isinstance(t, MemRefType):
-                arr, desc = memref_argument(x, t, what)
-                keep.append(desc)
-                memrefs.append((desc.allocated or 0, arr))
-                cargs.append(ctypes.addressof(desc))
-            elif isinstance(t, VectorType):
-                arr = np.ascontiguousarray(to_value(x, t, what), dtype=_dtype(t))
-                keep.append(arr)
-                cargs.append(arr.ctypes.data)
-            elif isinstance(t, FunctionType):
-                cargs.append(_scalar_argument(x, t))
-            else:
-                cargs.append(_scalar_argument(to_value(x, t, what), t))
-        outs = []
-        for t in self.results:
-            if isinstance(t, MemRefType):
-                out = descriptor_ctype(t.rank)()
-                cargs.append(ctypes.addressof(out))
-            else:
-                n = int(np.prod(t.shape)) if isinstance(t, VectorType) else 1
-                out = np.zeros(n, dtype=_dtype(t))
-                cargs.append(out.ctypes.data)
-            outs.append(out)
-        self._cfunc(*cargs)
-        owners: dict[int, object] = {}
-        values = [_result(out, t, memrefs, owners) for out, t in zip(outs, self.results)]
-        if not values:
+        buf, pointers = self._buffers()
+        words: list = []
+        for i, describe in self._describe:
+            words += describe(args[i])
+        if self._plain:
+            self._pack.pack_into(buf, 0, *words)
+            self._cfunc(*pointers)
             return None
+        cargs = list(pointers)
+        keep: list = []         # the vectors' buffers, alive until the call returns
+        for i, (x, t) in enumerate(zip(args, self._params)):
+            if isinstance(t, VectorType):
+                arr = np.ascontiguousarray(to_value(x, t, f"argument #{i} of '@{self.name}'"),
+                                           dtype=_dtype(t))
+                keep.append(arr)
+                cargs[i] = arr.ctypes.data
+            elif isinstance(t, FunctionType):
+                cargs[i] = _scalar_argument(x, t)
+            elif not isinstance(t, _MemRefParam):
+                cargs[i] = _scalar_argument(to_value(x, t, f"argument #{i} of "
+                                                        f"'@{self.name}'"), t)
+        outs = []               # per result: the buffer a scalar or vector is written to
+        for j, s in enumerate(self._slots[len(args):]):
+            out = None
+            if not isinstance(s, _MemRefParam):
+                out = np.zeros(int(np.prod(s.shape)) if isinstance(s, VectorType) else 1,
+                               dtype=_dtype(s))
+                cargs[len(args) + j] = out.ctypes.data
+            outs.append(out)
+        words += [0] * (self._words - len(words))       # the memref results' descriptors
+        self._pack.pack_into(buf, 0, *words)
+        self._cfunc(*cargs)
+        if not self.results:
+            return None
+        return self._results(buf, args, outs)
+
+    def _results(self, buf, args, outs: list):
+        """The results as Python values, memrefs' descriptors read from `buf`."""
+        words = self._pack.unpack_from(buf, 0)
+        memrefs = [(words[p.word], x) for x, p in zip(args, self._params)
+                   if isinstance(p, _MemRefParam)]
+        owners: dict[int, object] = {}
+        values = []
+        for j, s in enumerate(self._slots[len(args):]):
+            if isinstance(s, _MemRefParam):
+                values.append(_memref_result(words[s.word:s.word + s.words], s, memrefs,
+                                             owners))
+            elif isinstance(s, VectorType):
+                values.append(outs[j].reshape(s.shape))
+            else:
+                v = outs[j][0]
+                values.append(int(v) if isinstance(s, (IndexType, FunctionType)) else v)
         return values[0] if len(values) == 1 else tuple(values)
 
 
@@ -134,46 +310,6 @@ def _scalar_argument(v, t: Type):
             return int(np.float16(v).view(np.uint16))
         return float(v)
     return int(v)
-
-
-def memref_argument(x, t: MemRefType, what: str):
-    """(array, descriptor) for an argument of memref type `t`: the array's own memory."""
-    if not isinstance(x, np.ndarray):
-        raise ValueError(f"{what}: expected a numpy array for {t} (memrefs are passed without "
-                         f"copying), got {type(x).__name__}")
-    dtype = _dtype(t)
-    if x.dtype != dtype:
-        raise ValueError(f"{what}: expected {dtype} elements for {t}, got {x.dtype}")
-    if x.ndim != t.rank:
-        raise ValueError(f"{what}: expected a rank-{t.rank} array for {t}, got shape "
-                         f"{list(x.shape)}")
-    for k, (d, s) in enumerate(zip(t.shape, x.shape)):
-        if d is not None and d != s:
-            raise ValueError(f"{what}: expected size {d} in dimension {k} for {t}, got shape "
-                             f"{list(x.shape)}")
-    item = x.itemsize
-    if any(s % item for s in x.strides):
-        raise ValueError(f"{what}: the array's strides {list(x.strides)} (bytes) are not "
-                         f"multiples of its item size {item}; copy it first")
-    strides = [s // item for s in x.strides]
-    static_strides, static_offset = layout(t)
-    if x.size > 1:
-        for k, (want, got, n) in enumerate(zip(static_strides, strides, x.shape)):
-            if want is not None and n > 1 and want != got:
-                raise ValueError(f"{what}: {t} fixes stride {want} in dimension {k}, but the "
-                                 f"array's strides are {strides} (elements); pass a copy "
-                                 f"with np.ascontiguousarray, or a memref type with a "
-                                 f"dynamic layout")
-    offset = static_offset or 0
-    desc = descriptor_ctype(t.rank)()
-    data = x.ctypes.data
-    desc.allocated = data
-    desc.aligned = data - offset * item
-    desc.offset = offset
-    if t.rank:
-        desc.sizes[:] = list(x.shape)
-        desc.strides[:] = strides
-    return x, desc
 
 
 class _Malloced:
@@ -195,23 +331,14 @@ class _Malloced:
             self.ptr = 0
 
 
-def _result(out, t: Type, memrefs, owners: dict):
-    if isinstance(t, MemRefType):
-        return _memref_result(out, t, memrefs, owners)
-    if isinstance(t, VectorType):
-        return out.reshape(t.shape)
-    v = out[0]
-    return int(v) if isinstance(t, (IndexType, FunctionType)) else v
-
-
-def _memref_result(desc, t: MemRefType, memrefs, owners: dict) -> np.ndarray:
-    """A numpy array over the memory a returned descriptor describes (see the docstring)."""
-    dtype = _dtype(t)
-    item = dtype.itemsize
-    shape = list(desc.sizes) if t.rank else []
-    strides = list(desc.strides) if t.rank else []
-    allocated = desc.allocated or 0
-    first = (desc.aligned or 0) + desc.offset * item
+def _memref_result(words, p: _MemRefParam, memrefs, owners: dict) -> np.ndarray:
+    """A numpy array over the memory a returned descriptor (its `words`) describes (see the
+    docstring)."""
+    dtype, item, rank = p.dtype, p.item, p.rank
+    allocated, aligned, offset = words[0], words[1], words[2]
+    shape = list(words[3:3 + rank])
+    strides = list(words[3 + rank:3 + 2 * rank])
+    first = aligned + offset * item
     owner = None
     for ptr, arr in memrefs:
         if ptr == allocated:

@@ -14,10 +14,12 @@ Algorithm:
    a located `BackendError` naming it.
 3. Parse the result into an LLVM module for the host triple and data layout, and check it
    with LLVM's verifier (a failure there is a bug in a rule, reported as such).
-4. Optimize with LLVM's new pass manager (`PassBuilder`) at -O0..-O3, tuned for the host:
-   the target machine is made for `llvm.get_host_cpu_name()` with the features
-   `llvm.get_host_cpu_features()` reports, so the vectorizers use the widest vector ISA the
-   machine has (AVX-512, AVX2, NEON, ...).
+4. Optimize with LLVM's new pass manager (`PassBuilder`) at -O0..-O3, for a CPU
+   (`cpu_target`): by default the host, the target machine made for
+   `llvm.get_host_cpu_name()` with the features `llvm.get_host_cpu_features()` reports, so
+   the vectorizers use the widest vector ISA the machine has (AVX-512, AVX2, NEON, ...);
+   or an x86-64 psABI level (`x86-64-v3`, `x86-64-v4`) or the baseline (`generic`), for
+   code that must run on other machines.
 5. Either hand the module to MCJIT and wrap each public function in a `JitFunction`
    (`llvm_abi`), or emit an object file / assembly text.
 
@@ -27,6 +29,10 @@ by value (`i1` as a byte, `f16` as its 16 bits), vectors as pointers to their el
 memrefs as pointers to MLIR's descriptor `{T* allocated, T* aligned, i64 offset,
 i64 sizes[R], i64 strides[R]}`, and every result is written through a pointer appended after
 the arguments.
+
+Threads: parallel loops call the GNU OpenMP runtime (`llvm_parallel`), which the JIT loads
+into the process (`openmp_library`) and a shared library names as a dependency; the thread
+count is a setting of the loaded code (`JitModule.set_threads`), not of the compilation.
 """
 
 from __future__ import annotations
@@ -39,21 +45,25 @@ import shutil
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from irkit.ir import Operation
 from irkit.backends import (  # noqa: F401  (register their rules)
-    llvm_arith, llvm_memory, llvm_parallel, llvm_vector,
+    llvm_arith, llvm_collectives, llvm_memory, llvm_parallel, llvm_vector,
 )
 from irkit.backends.llvm_abi import JitFunction
+from irkit.backends.llvm_parallel import THREADS_GLOBAL
 from irkit.backends.llvm_lowering import ModuleLowering, Signature
 from irkit.backends.llvm_types import BackendError, error_at
 
 __all__ = ["compile_module", "JitModule", "translate", "optimized_module", "emit_llvm_ir",
-           "emit_object", "emit_assembly", "link_shared", "load_shared", "host_cpu",
-           "host_target", "missing_features", "run_interruptibly", "BackendError"]
+           "ObjectCode", "compile_object", "start_object", "load_object", "emit_object",
+           "emit_assembly", "link_shared", "load_shared", "host_cpu", "host_target",
+           "missing_features", "cpu_target", "CPU_CHOICES", "openmp_library", "check_threads",
+           "run_interruptibly", "BackgroundCall", "BackendError"]
 
 
 @functools.cache
@@ -70,68 +80,169 @@ def _initialize() -> None:
         lib = ctypes.util.find_library(name)
         if lib:
             llvm.load_library_permanently(lib)
+    # And the OpenMP runtime the parallel loops call (`llvm_parallel`), when it is there.
+    # libgomp's idle threads spin 300,000 rounds before they sleep: on a machine busy with
+    # other processes a spinning thread holds the core its teammate needs, and measured here
+    # (2 cores, load 4) a 1 ms training step took 100 ms at its median. 10,000 rounds (tens of
+    # microseconds) still bridge the gap between the parallel loops of one step. It is read
+    # when libgomp loads, and a user's OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+    gomp = openmp_library()
+    if gomp is not None:
+        if "OMP_WAIT_POLICY" not in os.environ:
+            os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+        llvm.load_library_permanently(gomp)
 
 
+@functools.cache
+def openmp_library() -> str | None:
+    """The GNU OpenMP runtime (libgomp) that parallel loops run on: its path as the C
+    compiler's driver finds it (`cc -print-file-name=libgomp.so.1`, what linking with
+    `-fopenmp` would use), else its name as the dynamic loader knows it (ldconfig). None,
+    with a warning, when neither has it: parallel loops are then compiled sequentially."""
+    cc = find_c_compiler()
+    if cc is not None:
+        try:
+            out = subprocess.run([cc, "-print-file-name=libgomp.so.1"], capture_output=True,
+                                 text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        if os.path.isabs(out) and os.path.isfile(out):
+            return os.path.realpath(out)
+    found = ctypes.util.find_library("gomp")
+    if found is None:
+        import warnings
+        warnings.warn("the OpenMP runtime libgomp was not found (Debian: apt-get install "
+                      "libgomp1): compiled parallel loops run on one thread", RuntimeWarning,
+                      stacklevel=2)
+    return found
+
+
+def check_threads(threads: int) -> int:
+    """`threads` if it is a valid thread count for compiled code: 0 (OpenMP's default: the
+    `OMP_NUM_THREADS` environment variable, else every core) or a positive int; else a
+    ValueError."""
+    if isinstance(threads, bool) or not isinstance(threads, int) or \
+            not 0 <= threads < 2 ** 31:
+        raise ValueError(f"threads must be 0 (OpenMP's default: OMP_NUM_THREADS, else every "
+                         f"core) or a positive integer, got {threads!r}")
+    return threads
+
+
+@functools.cache
 def host_cpu() -> tuple[str, str]:
-    """(CPU name, feature string) of this machine, as LLVM detects them."""
+    """(CPU name, feature string) of this machine, as LLVM detects them (once: asking
+    LLVM waits for its lock, which a compilation on another thread holds for seconds)."""
     _initialize()
     return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
 
 
 def host_target() -> dict[str, str]:
-    """What code compiled here is built for: the process triple, the CPU name and its
-    feature string (`+avx2,-avx512f,...`), as the target machine is made from them. A
-    library records it, so that loading it where the CPU lacks a feature is refused."""
+    """What code compiled here for this CPU is built for: the process triple, the CPU name
+    and its feature string (`+avx2,-avx512f,...`), as the target machine is made from them.
+    A library records it, so that loading it where the CPU lacks a feature is refused."""
     cpu, features = host_cpu()
-    return {"triple": llvm.get_process_triple(), "cpu": cpu, "features": features}
+    return {"triple": _process_triple(), "cpu": cpu, "features": features}
+
+
+@functools.cache
+def _process_triple() -> str:
+    """LLVM's triple of this process (once, as `host_cpu`)."""
+    _initialize()
+    return llvm.get_process_triple()
+
+
+#: the CPUs code can be compiled for (`irkit-compile --cpu`): this machine's, two x86-64
+#: psABI levels, and the baseline of the architecture
+CPU_CHOICES = ("native", "x86-64-v3", "x86-64-v4", "generic")
+#: the x86-64 psABI's levels and the features (LLVM's names) each adds to the one before
+_X86_64_LEVELS = {
+    "x86-64": "cmov cx8 fxsr mmx sse sse2",
+    "x86-64-v2": "cx16 sahf popcnt sse3 ssse3 sse4.1 sse4.2",
+    "x86-64-v3": "avx avx2 bmi bmi2 f16c fma lzcnt movbe xsave",
+    "x86-64-v4": "avx512f avx512bw avx512cd avx512dq avx512vl",
+}
+
+
+def cpu_target(cpu: str = "native") -> dict[str, str]:
+    """What code compiled for `cpu` (one of `CPU_CHOICES`) is built for, as `host_target`
+    says it: "native" is this machine (`host_target`); an x86-64 level is LLVM's CPU of that
+    name with every feature the psABI gives it; "generic" is the architecture's baseline
+    (x86-64: SSE2; elsewhere LLVM's `generic`)."""
+    if cpu == "native":
+        return host_target()
+    if cpu not in CPU_CHOICES:
+        raise ValueError(f"unknown cpu {cpu!r}; choose one of {', '.join(CPU_CHOICES)}")
+    triple = _process_triple()
+    if not triple.startswith("x86_64"):
+        if cpu == "generic":
+            return {"triple": triple, "cpu": "generic", "features": ""}
+        raise BackendError(f"cpu {cpu} is an x86-64 level; this machine is {triple}")
+    level = "x86-64" if cpu == "generic" else cpu
+    levels = list(_X86_64_LEVELS)
+    features = [f for lv in levels[:levels.index(level) + 1] for f in _X86_64_LEVELS[lv].split()]
+    return {"triple": triple, "cpu": level, "features": ",".join("+" + f for f in features)}
 
 
 def missing_features(target: dict[str, str]) -> list[str]:
-    """The features enabled in `target` (from `host_target`, maybe another machine's) that
+    """The features enabled in `target` (from `cpu_target`, maybe another machine's) that
     this machine's CPU lacks."""
     have = {f for f in host_cpu()[1].split(",") if f.startswith("+")}
     return [f for f in target.get("features", "").split(",") if f.startswith("+") and
             f not in have]
 
 
+class BackgroundCall:
+    """`fn(*args, **kwargs)` started on a helper thread; `result()` waits for it.
+
+    LLVM's optimization and code generation are long calls into C (seconds for a model);
+    llvmlite's calls release the GIL, so while they run the calling thread can do its own
+    Python work (a library's metadata and C wrapper: `exporters.library.write_library`),
+    and, waiting in `result()`, it gets Ctrl-C within milliseconds: Python runs a SIGINT
+    handler only between bytecodes of the main thread, which a call into C on the main
+    thread would hold off until it returns. A call given up on (Ctrl-C) is abandoned: it
+    finishes in the background (holding llvmlite's lock until then) and its result is
+    dropped; a tool exits right away."""
+
+    def __init__(self, fn, *args, **kwargs) -> None:
+        import threading
+        self._outcome: dict = {}
+
+        def work():
+            try:
+                self._outcome["value"] = fn(*args, **kwargs)
+            except BaseException as e:          # handed to the waiting thread
+                self._outcome["error"] = e
+        self._thread = threading.Thread(target=work, name="irkit-llvm", daemon=True)
+        self._thread.start()
+
+    def result(self):
+        """The call's return value (or its exception, raised here), once it has finished."""
+        self._thread.join()
+        if "error" in self._outcome:
+            raise self._outcome.pop("error")
+        return self._outcome["value"]
+
+
 def run_interruptibly(fn, *args, **kwargs):
-    """`fn(*args, **kwargs)`, run on a helper thread while this one waits for it.
-
-    LLVM's optimization and code generation are long calls into C (tens of seconds for a
-    big model); Python runs a SIGINT handler only between bytecodes of the main thread, so
-    Ctrl-C during them would take effect only when they return. llvmlite's calls release
-    the GIL, so the main thread, waiting here, gets `KeyboardInterrupt` within milliseconds.
-    The helper thread is then abandoned: it finishes its work in the background (holding
-    llvmlite's lock until then) and its result is dropped; a tool exits right away."""
-    import threading
-    result: dict = {}
-
-    def work():
-        try:
-            result["value"] = fn(*args, **kwargs)
-        except BaseException as e:              # handed to the waiting thread
-            result["error"] = e
-
-    t = threading.Thread(target=work, name="irkit-llvm", daemon=True)
-    t.start()
-    t.join()
-    if "error" in result:
-        raise result.pop("error")
-    return result["value"]
+    """`fn(*args, **kwargs)`, run on a helper thread while this one waits for it, so that
+    Ctrl-C acts at once (`BackgroundCall`)."""
+    return BackgroundCall(fn, *args, **kwargs).result()
 
 
 @functools.cache
-def _target_machine(opt_level: int, jit: bool) -> llvm.TargetMachine:
-    """The host target machine (shared: never hand it to an execution engine, which takes
-    ownership and deletes it with itself)."""
-    return _new_target_machine(opt_level, jit)
+def _target_machine(opt_level: int, jit: bool, cpu: str = "native") -> llvm.TargetMachine:
+    """The target machine for `cpu` (shared: never hand it to an execution engine, which
+    takes ownership and deletes it with itself)."""
+    return _new_target_machine(opt_level, jit, cpu)
 
 
-def _new_target_machine(opt_level: int, jit: bool) -> llvm.TargetMachine:
-    """A host target machine; position-independent code for objects (shared libraries)."""
-    cpu, features = host_cpu()
-    target = llvm.Target.from_triple(llvm.get_process_triple())
-    return target.create_target_machine(cpu=cpu, features=features, opt=opt_level,
+def _new_target_machine(opt_level: int, jit: bool,
+                        cpu: str = "native") -> llvm.TargetMachine:
+    """A target machine for `cpu` (`cpu_target`); position-independent code for objects
+    (shared libraries)."""
+    t = cpu_target(cpu)
+    target = llvm.Target.from_triple(t["triple"])
+    return target.create_target_machine(cpu=t["cpu"], features=t["features"], opt=opt_level,
                                         reloc="default" if jit else "pic",
                                         codemodel="jitdefault" if jit else "default")
 
@@ -146,33 +257,43 @@ def _check_opt_level(opt_level: int) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def translate(module: Operation, verify: bool = True, threads: int = 1) -> ir.Module:
+def translate(module: Operation, verify: bool = True) -> ir.Module:
     """The unoptimized llvmlite module of an irkit `builtin.module`."""
-    return _translate(module, verify, threads)[0]
+    return _translate(module, verify)[0]
 
 
-def _translate(module: Operation, verify: bool,
-               threads: int) -> tuple[ir.Module, ModuleLowering]:
-    if not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+def _translate(module: Operation, verify: bool) -> tuple[ir.Module, ModuleLowering]:
+    """Outermost `loop.parallel`s run on OpenMP threads where libgomp is found (see
+    `llvm_parallel`), sequentially where not."""
     if verify:
         module.verify()
-    ml = ModuleLowering(module, threads=threads)
+    ml = ModuleLowering(module, openmp=openmp_library() is not None)
     return ml.translate(), ml
 
 
-def optimized_module(module: Operation, opt_level: int = 2, *, threads: int = 1,
-                     jit: bool = False,
-                     timings: dict | None = None) -> tuple[llvm.ModuleRef, ModuleLowering]:
-    """Translate, parse, verify and optimize `module` for the host; `timings` (if given)
-    receives the milliseconds of each step. `threads` > 1 runs each outermost
-    `loop.parallel` on that many threads (see `llvm_parallel`)."""
+def optimized_module(module: Operation, opt_level: int = 2, *, cpu: str = "native",
+                     jit: bool = False, timings: dict | None = None,
+                     verify: bool = True) -> tuple[llvm.ModuleRef, ModuleLowering]:
+    """Translate, parse, verify and optimize `module` for `cpu` (`cpu_target`); `timings`
+    (if given) receives the milliseconds of each step. `verify=False` is for a module the
+    caller has just verified (the pipeline's last row), where verifying again cost 0.1-0.2 s
+    of a model's compile."""
+    timings = {} if timings is None else timings
+    mod, ml = _parsed_module(module, opt_level, cpu, jit, verify, timings)
+    _optimize(mod, opt_level, cpu, jit, timings)
+    return mod, ml
+
+
+def _parsed_module(module: Operation, opt_level: int, cpu: str, jit: bool, verify: bool,
+                   timings: dict) -> tuple[llvm.ModuleRef, ModuleLowering]:
+    """The Python half of compiling: `module` verified, translated, parsed by LLVM and
+    checked, for `cpu`'s target machine."""
     _check_opt_level(opt_level)
     _initialize()
     t0 = time.perf_counter()
-    irmod, ml = _translate(module, True, threads)
+    irmod, ml = _translate(module, verify)
     t1 = time.perf_counter()
-    tm = _target_machine(opt_level, jit)
+    tm = _target_machine(opt_level, jit, cpu)
     try:
         mod = llvm.parse_assembly(str(irmod))
         mod.verify()
@@ -181,35 +302,92 @@ def optimized_module(module: Operation, opt_level: int = 2, *, threads: int = 1,
                            f"invalid: {e}", module.location) from None
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
-    t2 = time.perf_counter()
-    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-    pto.loop_vectorization = opt_level >= 2
-    pto.slp_vectorization = opt_level >= 2
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
-    t3 = time.perf_counter()
-    if timings is not None:
-        timings.update(translate_ms=(t1 - t0) * 1e3, parse_ms=(t2 - t1) * 1e3,
-                       optimize_ms=(t3 - t2) * 1e3)
+    timings.update(translate_ms=(t1 - t0) * 1e3, parse_ms=(time.perf_counter() - t1) * 1e3)
     return mod, ml
 
 
-def emit_llvm_ir(module: Operation, opt_level: int = 0, threads: int = 1) -> str:
+def _optimize(mod: llvm.ModuleRef, opt_level: int, cpu: str, jit: bool,
+              timings: dict) -> None:
+    """LLVM's -O`opt_level` pipeline on `mod` (C: it releases the GIL)."""
+    t0 = time.perf_counter()
+    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+    pto.loop_vectorization = opt_level >= 2
+    # No SLP vectorizer: irkit vectorizes its loops in the IR (`loop-vectorize`), and on the
+    # example models SLP took 50-80% of the optimization time (cnn's train_step: 5.5 of
+    # 7.8 s) for no measurable speed of the code (bench/compile_time.py, issue 14).
+    pto.slp_vectorization = False
+    pb = llvm.create_pass_builder(_target_machine(opt_level, jit, cpu), pto)
+    pb.getModulePassManager().run(mod, pb)
+    timings["optimize_ms"] = (time.perf_counter() - t0) * 1e3
+
+
+def emit_llvm_ir(module: Operation, opt_level: int = 0, cpu: str = "native") -> str:
     """The LLVM IR text of `module` after the -O`opt_level` pipeline (for FileCheck)."""
-    return str(optimized_module(module, opt_level, threads=threads)[0])
+    return str(optimized_module(module, opt_level, cpu=cpu)[0])
 
 
-def emit_object(module: Operation, opt_level: int = 2, threads: int = 1) -> bytes:
-    """A relocatable, position-independent object file of `module` for the host CPU; its
-    public functions are global symbols with the C interface (see the module docstring)."""
-    mod, _ = optimized_module(module, opt_level, threads=threads)
-    return _target_machine(opt_level, False).emit_object(mod)
+@dataclass
+class ObjectCode:
+    """An object file of a module and what loading it needs to know: `data` (the file's
+    bytes), `externals` (the symbols its code calls but does not define: the C library's,
+    the runtime's) and the step `timings` (ms) of compiling it; `llvm_ir` is the optimized
+    LLVM IR text when asked for (`compile_object(..., keep_ir=True)`), else ""."""
+
+    data: bytes
+    externals: tuple[str, ...]
+    timings: dict
+    llvm_ir: str = ""
 
 
-def emit_assembly(module: Operation, opt_level: int = 2, threads: int = 1) -> str:
-    """The host assembly text of `module`."""
-    mod, _ = optimized_module(module, opt_level, threads=threads)
-    return _target_machine(opt_level, False).emit_assembly(mod)
+def compile_object(module: Operation, opt_level: int = 2, cpu: str = "native", *,
+                   jit: bool = False, keep_ir: bool = False, verify: bool = True) -> ObjectCode:
+    """`module` translated, optimized and compiled to an object file for `cpu`
+    (`cpu_target`: this machine's by default).
+
+    `jit=True` is for `load_object` in a process (MCJIT's code model: the large one, so that
+    no reference between sections loaded anywhere in memory is out of range); `jit=False`
+    is position-independent code for a shared library (`link_shared`); `verify` as for
+    `optimized_module`."""
+    timings: dict = {}
+    mod, ml = _parsed_module(module, opt_level, cpu, jit, verify, timings)
+    return _object_code(mod, ml, opt_level, cpu, jit, keep_ir, timings)
+
+
+def start_object(module: Operation, opt_level: int = 2, cpu: str = "native", *,
+                 jit: bool = False, keep_ir: bool = False,
+                 verify: bool = True) -> BackgroundCall:
+    """`compile_object`, its Python half (verification, translation) done here and its LLVM
+    half (optimization and code generation, which release the GIL) started on a helper
+    thread: the caller's own work overlaps it, and `.result()` is the `ObjectCode`."""
+    timings: dict = {}
+    mod, ml = _parsed_module(module, opt_level, cpu, jit, verify, timings)
+    return BackgroundCall(_object_code, mod, ml, opt_level, cpu, jit, keep_ir, timings)
+
+
+def _object_code(mod: llvm.ModuleRef, ml: ModuleLowering, opt_level: int, cpu: str, jit: bool,
+                 keep_ir: bool, timings: dict) -> ObjectCode:
+    """The LLVM half of `compile_object`: `mod` optimized and compiled."""
+    _optimize(mod, opt_level, cpu, jit, timings)
+    externals = set(ml.runtime_symbols)
+    externals.update(f.name for f in mod.functions
+                     if f.is_declaration and not f.name.startswith("llvm."))
+    text = str(mod) if keep_ir else ""
+    t0 = time.perf_counter()
+    data = _target_machine(opt_level, jit, cpu).emit_object(mod)
+    timings["codegen_ms"] = (time.perf_counter() - t0) * 1e3
+    return ObjectCode(data, tuple(sorted(externals)), timings, text)
+
+
+def emit_object(module: Operation, opt_level: int = 2, cpu: str = "native") -> bytes:
+    """A relocatable, position-independent object file of `module` for `cpu`; its public
+    functions are global symbols with the C interface (see the module docstring)."""
+    return compile_object(module, opt_level, cpu).data
+
+
+def emit_assembly(module: Operation, opt_level: int = 2, cpu: str = "native") -> str:
+    """The assembly text of `module` for `cpu`."""
+    mod, _ = optimized_module(module, opt_level, cpu=cpu)
+    return _target_machine(opt_level, False, cpu).emit_assembly(mod)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,15 +399,25 @@ class JitModule:
     """The compiled public functions of a module, as attributes: `jit.f(x, y)`.
 
     `timings` holds the milliseconds each compilation step took, `llvm_ir` the optimized
-    LLVM IR text.
+    LLVM IR text. `threads_address` is where the code's thread count lives
+    (`llvm_parallel.THREADS_GLOBAL`; 0 when it has none), which `set_threads` writes.
     """
 
     def __init__(self, functions: dict[str, JitFunction], llvm_ir: str, timings: dict,
-                 owner) -> None:
+                 owner, threads_address: int = 0) -> None:
         self.functions = functions
         self.llvm_ir = llvm_ir
         self.timings = timings
         self._owner = owner         # the execution engine (or library) holding the code
+        self._threads_address = threads_address
+
+    def set_threads(self, threads: int) -> None:
+        """How many threads the parallel loops use from the next call on (`check_threads`):
+        0 for OpenMP's default (OMP_NUM_THREADS, else every core), 1 for the calling thread
+        only. Code without parallel loops or without OpenMP has nothing to set."""
+        check_threads(threads)
+        if self._threads_address:
+            ctypes.c_int.from_address(self._threads_address).value = threads
 
     def __getattr__(self, name: str) -> JitFunction:
         functions = self.__dict__.get("functions", {})
@@ -245,23 +433,59 @@ class JitModule:
         return list(super().__dir__()) + list(self.functions)
 
 
-def compile_module(module: Operation, opt_level: int = 2, threads: int = 1) -> JitModule:
-    """Compile `module` for this machine and load it into the process (MCJIT); `threads` > 1
-    runs each outermost `loop.parallel` on that many threads."""
-    timings: dict = {}
-    mod, ml = optimized_module(module, opt_level, threads=threads, jit=True, timings=timings)
-    _check_symbols(ml)
-    text = str(mod)
+def compile_module(module: Operation, opt_level: int = 2, threads: int = 0,
+                   cpu: str = "native") -> JitModule:
+    """Compile `module` for `cpu` (`cpu_target`; refused where this CPU lacks one of its
+    features) and load it into the process (MCJIT); its parallel loops run on `threads`
+    threads (`JitModule.set_threads`: 0, the default, is OpenMP's default)."""
+    check_threads(threads)
+    missing = missing_features(cpu_target(cpu))
+    if missing:
+        raise BackendError(f"cannot run code compiled for cpu {cpu} here: this CPU lacks "
+                           f"{', '.join(f[1:] for f in missing)}")
+    code = compile_object(module, opt_level, cpu, jit=True, keep_ir=True)
+    _check_external_functions(module)
+    jm = load_object(code, {fn.properties["sym_name"].value: fn for fn in _public(module)})
+    jm.llvm_ir = code.llvm_ir
+    # emitting the object and loading it are together what MCJIT's code generation was
+    jm.timings = {**code.timings,
+                  "codegen_ms": code.timings["codegen_ms"] + jm.timings["load_ms"]}
+    jm.set_threads(threads)
+    return jm
+
+
+def load_object(code: ObjectCode, functions: dict[str, Operation]) -> JitModule:
+    """Load an object file from `compile_object(..., jit=True)` (made in this process or
+    another) into this process with MCJIT, and wrap the `func.func`s of `functions` (symbol
+    -> the function, whose type gives the signature; its body is not read) as `JitFunction`s.
+
+    Every external symbol the code calls must exist in the process first: MCJIT aborts the
+    whole process on an unresolved one, so a missing one is a `BackendError` here."""
+    _initialize()
+    for name in code.externals:
+        if not llvm.address_of_symbol(name):
+            raise BackendError(f"the C library function '{name}' the compiled code calls is "
+                               "not available in this process")
     t0 = time.perf_counter()
-    engine = llvm.create_mcjit_compiler(mod, _new_target_machine(opt_level, True))
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""),
+                                        _new_target_machine(0, True))
+    engine.add_object_file(llvm.ObjectFileRef.from_data(code.data))
     engine.finalize_object()
-    timings["codegen_ms"] = (time.perf_counter() - t0) * 1e3
-    functions = {}
-    for name, (_, sig, fn) in ml.functions.items():
-        if _is_public_definition(fn):
-            addr = engine.get_function_address(name)
-            functions[name] = JitFunction(name, sig.inputs, sig.results, addr, engine)
-    return JitModule(functions, text, timings, engine)
+    jitted = {}
+    for symbol, fn in functions.items():
+        sig = Signature(fn)
+        addr = engine.get_function_address(symbol)
+        if not addr:
+            raise BackendError(f"the object code has no function '{symbol}'", fn.location)
+        jitted[symbol] = JitFunction(symbol, sig.inputs, sig.results, addr, engine)
+    return JitModule(jitted, "", {"load_ms": (time.perf_counter() - t0) * 1e3}, engine,
+                     engine.get_global_value_address(THREADS_GLOBAL))
+
+
+def _public(module: Operation) -> list[Operation]:
+    """The module's public function definitions: what a compiled module exports."""
+    return [fn for fn in module.regions[0].blocks[0].ops
+            if fn.name == "func.func" and _is_public_definition(fn)]
 
 
 def _is_public_definition(fn: Operation) -> bool:
@@ -269,17 +493,16 @@ def _is_public_definition(fn: Operation) -> bool:
     return bool(fn.regions[0].blocks) and (vis is None or vis.value == "public")
 
 
-def _check_symbols(ml: ModuleLowering) -> None:
-    """Every external function the code calls must exist in the process: MCJIT aborts the
-    whole process on an unresolved symbol, so it is checked here first."""
-    for name, (_, _, fn) in ml.functions.items():
-        if not fn.regions[0].blocks and not llvm.address_of_symbol(name):
-            raise error_at(fn, f"declares external function '@{name}', which is not defined "
-                               "in the module and not found in this process")
-    for name in sorted(ml.runtime_symbols):
-        if not llvm.address_of_symbol(name):
-            raise BackendError(f"the C library function '{name}' the compiled code calls is "
-                               "not available in this process", ml.module.location)
+def _check_external_functions(module: Operation) -> None:
+    """Every external function the module declares must exist in the process: MCJIT aborts
+    the whole process on an unresolved symbol, so it is checked here first, at the
+    declaration."""
+    for fn in module.regions[0].blocks[0].ops:
+        if fn.name == "func.func" and not fn.regions[0].blocks and \
+                not llvm.address_of_symbol(fn.properties["sym_name"].value):
+            raise error_at(fn, f"declares external function '@{fn.properties['sym_name'].value}'"
+                               ", which is not defined in the module and not found in this "
+                               "process")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,7 +522,9 @@ def find_c_compiler() -> str | None:
 def link_shared(objects: list[bytes], path: str | os.PathLike,
                 libraries: tuple[str, ...] = ("m", "pthread")) -> str:
     """Link object files (from `emit_object`) into the shared library `path` with the system
-    C compiler (`cc -shared -o path *.o -lm -lpthread`)."""
+    C compiler (`cc -shared -o path *.o -lm -lpthread`), and the OpenMP runtime that their
+    parallel loops call (`openmp_library`: a path, or a name linked as `-l:libgomp.so.1`),
+    which then becomes a DT_NEEDED of the library: the dynamic loader loads it with it."""
     cc = find_c_compiler()
     if cc is None:
         raise BackendError("no C compiler (cc, gcc or clang) found to link a shared library")
@@ -311,7 +536,9 @@ def link_shared(objects: list[bytes], path: str | os.PathLike,
             with open(f, "wb") as fh:
                 fh.write(obj)
             files.append(f)
-        cmd = [cc, "-shared", "-o", path, *files, *(f"-l{lib}" for lib in libraries)]
+        gomp = openmp_library()
+        runtime = [] if gomp is None else [gomp if os.path.isabs(gomp) else f"-l:{gomp}"]
+        cmd = [cc, "-shared", "-o", path, *files, *runtime, *(f"-l{lib}" for lib in libraries)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise BackendError(f"linking '{path}' failed ({' '.join(cmd)}):\n{proc.stderr.strip()}")

@@ -107,7 +107,7 @@ RESERVED_NAMES = frozenset([n + s for n in _LIBM for s in ("", "f")] +
 class ModuleLowering:
     """Translates one `builtin.module` of `func.func`s into an `ir.Module`."""
 
-    def __init__(self, module: Operation, name: str = "irkit", threads: int = 1) -> None:
+    def __init__(self, module: Operation, name: str = "irkit", openmp: bool = False) -> None:
         if module.name != "builtin.module":
             raise error_at(module, "cannot be translated to LLVM IR: expected a "
                                    "'builtin.module'")
@@ -117,8 +117,8 @@ class ModuleLowering:
         self.functions: dict[str, tuple[ir.Function, Signature, Operation]] = {}
         #: names of the C-library functions the code calls (checked before JIT linking)
         self.runtime_symbols: set[str] = set()
-        #: threads an outermost `loop.parallel` runs on (1: sequentially)
-        self.threads = threads
+        #: whether outermost `loop.parallel`s run on OpenMP threads (`llvm_parallel`)
+        self.openmp = openmp
         self._helpers: dict = {}
 
     def translate(self) -> ir.Module:

@@ -253,7 +253,8 @@ class FmaOp(FastMathOp):
     def evaluate(self, a, b, c):
         # f16/f32 products are exact in f64; f64 itself is not fused here (numpy has no fma).
         dtype = np.asarray(a).dtype
-        wide = np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)
+        p, c = np.asarray(a, np.float64) * np.asarray(b, np.float64), np.asarray(c, np.float64)
+        wide = _sum_rounded_to_odd(p, c) if dtype in (np.float16, np.float32) else p + c
         return af.fix_float(wide.astype(dtype)[()], self.results[0].type)
 
     @classmethod
@@ -272,6 +273,20 @@ class FmaOp(FastMathOp):
         p.write(" " + ", ".join(p.value(o.value) for o in self._operands) + flags_text(self))
         print_attrs(self, p)
         p.write(f" : {self.results[0].type}")
+
+
+def _sum_rounded_to_odd(p, c):
+    """p + c in f64 rounded to odd: where the sum is inexact, the one of its two f64
+    neighbours with an odd last bit. Rounding that to f32 or f16 is then the single rounding
+    of the exact sum (53 >= 2 * 24 + 2 bits); rounding the nearest f64 instead rounds twice
+    (1 + 2^-11 + 2^-24 + 2^-80 would round to the tie and then to even, an ulp low)."""
+    with np.errstate(all="ignore"):
+        s = p + c
+        bc = s - p
+        err = (p - (s - bc)) + (c - bc)         # exact p + c - s (Knuth's TwoSum)
+        even = (np.asarray(s).view(np.int64) & 1) == 0
+        fix = np.isfinite(s) & (err != 0) & even
+        return np.where(fix, np.nextafter(s, np.copysign(np.inf, err)), s)
 
 
 @math.op

@@ -4,6 +4,7 @@
     python examples/train_digits.py --models mlp          # the MLP only (the demo's main job)
     python examples/train_digits.py --engine interpreter  # dev mode: every op through numpy
     python examples/train_digits.py --engine jit          # compiled in process (MCJIT)
+    mpiexec -n 2 python examples/train_digits.py --data-parallel 2   # on 2 MPI ranks
 
 With `--engine so` (the default) each model file is compiled by irkit-compile's own entry point
 into `BUILD/<model>.so` (with `<model>.h` and `<model>.so.json`; the same as
@@ -32,11 +33,22 @@ checkpoint (`Model.save`: every variable, optimizer state included, in `BUILD/<m
 `Model.restore` reads it back). For the MLP the parameters w1, b1, w2, b2 are also written as
 raw float32 to `BUILD/mlp.params.bin`, the file `examples/infer_digits.c` reads.
 The exit status is 1 when a model misses its target.
+
+`--data-parallel N` trains on N MPI ranks started by `mpiexec -n N` (the extra `irkit[mpi]`),
+as PyTorch's DistributedDataParallel does: `load_model(..., data_parallel=N)`, the compiled
+step calling MPI (`--engine jit`, which it implies in place of `so`; or the interpreter).
+Each minibatch is dealt to the ranks in N equal blocks of rows (the rows of an epoch's
+last minibatch past a multiple of N are skipped, so that every rank's block is as large),
+the gradients are summed over the ranks inside the step, and every rank keeps the same
+parameters; the test set is scored in N blocks and the correct answers summed. Rank 0
+prints and writes the checkpoint. `--data-parallel 1` in one process trains on exactly the
+same minibatches: it prints the accuracy N ranks reach.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -121,7 +133,14 @@ def compile_library(task: Task, build: Path) -> Path:
     return lib
 
 
-def load(task: Task, engine: str, build: Path) -> irkit.Model:
+def load(task: Task, engine: str, build: Path, data_parallel: int | None = None) -> irkit.Model:
+    if data_parallel is not None:
+        t0 = time.perf_counter()
+        model = irkit.load_model(task.path, model=task.name, engine=engine,
+                                 data_parallel=data_parallel)
+        print(f"loaded {_rel(task.path)} data parallel on {data_parallel} ranks [{engine}] "
+              f"in {time.perf_counter() - t0:.1f} s")
+        return model
     if engine == "so":
         return irkit.load(compile_library(task, build), model=task.name)
     t0 = time.perf_counter()
@@ -156,12 +175,12 @@ class Progress:
 def train(task: Task, data: Split, args) -> float:
     """Train one model from its initial parameters; return its final test accuracy."""
     build = Path(args.build_dir)
-    model = load(task, args.engine, build)
+    model = load(task, args.engine, build, args.data_parallel)
     print(f"--- {task.name}: {model!r}, optimizer {_optimizer(task)} ---")
+    ranks = Ranks(args.data_parallel)
     numpy_ref = (NumpyMLP({k: np.array(model.variables[k]) for k in MLP_PARAMS})
-                 if task.name == "mlp" else None)
+                 if task.name == "mlp" and args.data_parallel is None else None)
     rng = np.random.default_rng(args.seed)
-    test = task.inputs(data.x_test, data.y_test)
     n, bs, epochs = len(data.x_train), args.batch_size, args.epochs
     steps_per_epoch = -(-n // bs)
     progress = Progress(args.progress)
@@ -173,7 +192,7 @@ def train(task: Task, data: Split, args) -> float:
         order = rng.permutation(n)
         loss_sum = 0.0
         for i, start in enumerate(range(0, n, bs)):
-            idx = order[start:start + bs]
+            idx = ranks.block(order[start:start + bs])
             batch = task.inputs(data.x_train[idx], data.y_train[idx])
             if numpy_ref is not None and epoch == 1:     # the same step by hand, same batch
                 t = time.perf_counter()
@@ -182,10 +201,12 @@ def train(task: Task, data: Split, args) -> float:
             t = time.perf_counter()
             loss = model.train_step(**batch)["loss"]
             step_times.append(time.perf_counter() - t)
-            loss_sum += float(loss) * len(idx)
+            loss_sum += float(loss) * len(idx) * ranks.size
             progress.draw(f"epoch {epoch:3}/{epochs}", i + 1, steps_per_epoch)
+        rows = ranks.block(np.arange(len(data.y_test)), even=False)
+        test = task.inputs(data.x_test[rows], data.y_test[rows])
         pred = task.scores(model.forward(**test)).argmax(axis=1)
-        accuracy = float((pred == data.y_test).mean())
+        accuracy = ranks.sum(int((pred == data.y_test[rows]).sum())) / len(data.y_test)
         progress.clear()
         print(f"epoch {epoch:3}/{epochs}  train loss {loss_sum / n:.4f}  "
               f"test accuracy {accuracy:6.2%}  ({time.perf_counter() - t0:5.1f} s)", flush=True)
@@ -200,6 +221,8 @@ def train(task: Task, data: Split, args) -> float:
         line += (f", numpy by hand {ref * 1e3:.3f} ms "
                  f"(irkit takes {step / ref:.2f}x numpy's time)")
     print(line)
+    if ranks.rank:
+        return accuracy
     build.mkdir(parents=True, exist_ok=True)
     ckpt = build / f"{task.name}.npz"
     model.save(ckpt)
@@ -213,6 +236,28 @@ def train(task: Task, data: Split, args) -> float:
         print(f"parameters for examples/infer_digits.c: {_rel(raw)} "
               f"(raw float32 {', '.join(MLP_PARAMS)})")
     return accuracy
+
+
+class Ranks:
+    """This process's share of the data under `--data-parallel N` (all of it without)."""
+
+    def __init__(self, data_parallel: int | None) -> None:
+        self.world = None
+        self.rank, self.size = 0, 1
+        if data_parallel is not None:
+            from mpi4py import MPI
+            self.world = MPI.COMM_WORLD
+            self.rank, self.size = self.world.Get_rank(), self.world.Get_size()
+
+    def block(self, rows: np.ndarray, even: bool = True) -> np.ndarray:
+        """This rank's block of `rows`: equal blocks, the rows past a multiple of the rank
+        count dropped (`even`), else `np.array_split`'s blocks."""
+        if even:
+            rows = rows[:len(rows) - len(rows) % self.size]
+        return np.array_split(rows, self.size)[self.rank]
+
+    def sum(self, x: int) -> int:
+        return x if self.world is None else self.world.allreduce(x)
 
 
 def _rel(p: Path) -> str:
@@ -245,10 +290,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0, help="split and shuffling seed")
+    ap.add_argument("--data-parallel", type=int, default=None, metavar="N",
+                    help="train on N MPI ranks (mpiexec -n N): each minibatch split over "
+                         "them, the gradients summed (implies --engine jit unless "
+                         "--engine interpreter)")
     ap.add_argument("--no-progress", dest="progress", action="store_false",
                     help="no progress bar (it is drawn only when stderr is a terminal)")
     args = ap.parse_args(argv)
     args.progress = args.progress and sys.stderr.isatty()
+    if args.data_parallel is not None:
+        if args.engine == "so":
+            args.engine = "jit"
+        if Ranks(args.data_parallel).rank:          # one rank speaks for all
+            sys.stdout = open(os.devnull, "w")
+            args.progress = False
     names = [m.strip() for m in args.models.split(",") if m.strip()]
     unknown = [m for m in names if m not in TASKS]
     if unknown:

@@ -7,7 +7,11 @@ descriptor) and `M_F_run` (the checked call over the library's own variables: th
 passes inputs and outputs only), and per model the variable API: `M_init_variables`,
 `M_variable_count`, `M_variable_name`, `M_get_variable`, `M_set_variable`. Per library,
 `irkit_last_error()` and `irkit_fingerprint()` (the build's fingerprint, also the header's
-`<GUARD>_FINGERPRINT` macro and the `.json`'s, so that a program can tell they match).
+`<GUARD>_FINGERPRINT` macro and the `.json`'s, so that a program can tell they match),
+`irkit_init(threads)`, the call a program makes first (it refuses a CPU without the
+instruction set extensions the library was compiled for, with a message, rather than let it
+die of an illegal instruction: CPUID, checked against the features the library records), and
+`irkit_set_threads(n)` (the OpenMP thread count of the parallel loops; 0: the runtime's own).
 A function with run-time checks (`memory.check`) takes a status descriptor last in `M_F`;
 `M_F_checked` and `M_F_run` pass a zeroed one of their own and, when the call leaves a code
 in it, fail with that check's message, from a table of the function's sites (`_sites`).
@@ -335,7 +339,7 @@ def c_header(lowered: dict[str, Operation], guard: str = "IRKIT_MODEL_H",
         out.append(f"typedef struct {{ {ct} *allocated; {ct} *aligned; int64_t offset;"
                    f"{arrays} }} {name};")
     out += ["", "/* Why the last failed call of this library (on this thread) returned "
-            "nonzero. */", "const char *irkit_last_error(void);", "",
+            "nonzero. */", "const char *irkit_last_error(void);", "", _RUNTIME_DOC,
             *_fingerprint_doc(guard, fingerprint)]
     out.extend(body)
     out += ["#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
@@ -387,7 +391,7 @@ typedef struct {{
   int ready;
 }} irkit_variables;
 
-static int irkit_init(irkit_variables *m) {{
+static int irkit_init_variables(irkit_variables *m) {{
   for (int64_t i = 0; i < m->count; i++) {{
     irkit_variable *v = &m->vars[i];
     if (v->init) memcpy(v->data, v->init, (size_t)v->nbytes);
@@ -401,7 +405,7 @@ static int irkit_init(irkit_variables *m) {{
 /* Initialize on first use, so that a fresh process (or a set before any init) starts from
    the initial values rather than zeros. */
 static void irkit_ready(irkit_variables *m) {{
-  if (!m->ready) irkit_init(m);
+  if (!m->ready) irkit_init_variables(m);
 }}
 
 static const char *irkit_name(const irkit_variables *m, int64_t i) {{
@@ -434,7 +438,7 @@ static int irkit_copy(irkit_variables *m, const char *fn, const char *name, void
 
 #: the variable API of one model, over its table `irkit_vars_{m}`
 _MODEL_API = """\
-int {m}_init_variables(void) {{ return irkit_init(&irkit_vars_{m}); }}
+int {m}_init_variables(void) {{ return irkit_init_variables(&irkit_vars_{m}); }}
 int64_t {m}_variable_count(void) {{ return irkit_vars_{m}.count; }}
 const char *{m}_variable_name(int64_t i) {{ return irkit_name(&irkit_vars_{m}, i); }}
 int {m}_get_variable(const char *name, void *dst, int64_t nbytes) {{
@@ -659,11 +663,16 @@ def _run_wrapper(model: str, name: str, args: list[_Arg],
     return out
 
 
-def c_source(lowered: dict[str, Operation], header: str, fingerprint: str = "") -> str:
-    """C source of `irkit_last_error` and `irkit_fingerprint`, and per model its variables
+def c_source(lowered: dict[str, Operation], header: str, fingerprint: str = "",
+             target: dict | None = None) -> str:
+    """C source of `irkit_last_error`, `irkit_fingerprint` and the init call for a library
+    compiled for `target` (`cpu_target`; default this machine), and per model its variables
     (storage, initial bits, API) and per function `<model>_<fn>_checked` and
     `<model>_<fn>_run`."""
-    out = [_SOURCE_PRELUDE.format(header=header), _REPORT_SOURCE,
+    if target is None:
+        from irkit.backends.llvm_cpu import host_target
+        target = host_target()
+    out = [_SOURCE_PRELUDE.format(header=header), _REPORT_SOURCE, _runtime_source(target),
            f'const char *irkit_fingerprint(void) {{ return "{fingerprint}"; }}', ""]
     for model, mod in lowered.items():
         variables = _variables(mod)
@@ -677,6 +686,7 @@ def c_source(lowered: dict[str, Operation], header: str, fingerprint: str = "") 
             if status:
                 out += _sites(name, mod, fname)
             out.append(f"int {name}_checked({', '.join(a.param for a in given) or 'void'}) {{")
+            out.append("  if (irkit_check_cpu()) return IRKIT_ERROR_CPU;")
             out += _checks(name, given, sizes.get(fname))
             if status:
                 out += _STATUS_CALL.format(name=name, args=", ".join(
@@ -687,6 +697,146 @@ def c_source(lowered: dict[str, Operation], header: str, fingerprint: str = "") 
             out += ["  irkit_error[0] = 0;", "  return 0;", "}", ""]
             out += _run_wrapper(model, name, args, variables)
     return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# The library's init call: the CPU check and the thread count
+# ---------------------------------------------------------------------------------------------
+
+#: the header's declarations of the init call and the thread setting
+_RUNTIME_DOC = """\
+/* Call once, before any other function of this library: checks that this CPU has every
+ * instruction set extension the library was compiled for (irkit-compile --cpu=...; the
+ * default, native, is the compiling machine's) and returns IRKIT_ERROR_CPU, naming the
+ * missing ones in irkit_last_error(), where it does not: the code would die of an illegal
+ * instruction. Then sets the thread count as irkit_set_threads(threads) does. Returns 0
+ * when both succeed. The _checked and _run entry points make the same CPU check. */
+#define IRKIT_ERROR_CPU 2
+int irkit_init(int threads);
+/* How many threads the parallel loops of this library use from the next call on: 0 (the
+ * default) for the OpenMP runtime's choice, the OMP_NUM_THREADS environment variable or
+ * else every core; 1 for the calling thread only; n for at most n (a loop with too little
+ * work for them uses fewer). One setting per library and process: change it between
+ * calls, not during one. Returns 0, or nonzero for threads < 0. */
+int irkit_set_threads(int threads);
+"""
+
+#: x86 features (LLVM's names) -> where CPUID reports them: (leaf, subleaf, register 0..3
+#: for eax..edx, bit), and the XCR0 bits the OS must set (it saves those registers) for
+#: their instructions to run: 0x6 for the 256-bit AVX state, 0xe6 for AVX-512's
+_CPUID_FEATURES = {
+    "sse3": (1, 0, 2, 0, 0), "pclmul": (1, 0, 2, 1, 0), "ssse3": (1, 0, 2, 9, 0),
+    "fma": (1, 0, 2, 12, 0x6), "cx16": (1, 0, 2, 13, 0), "sse4.1": (1, 0, 2, 19, 0),
+    "sse4.2": (1, 0, 2, 20, 0), "movbe": (1, 0, 2, 22, 0), "popcnt": (1, 0, 2, 23, 0),
+    "aes": (1, 0, 2, 25, 0), "xsave": (1, 0, 2, 26, 0), "avx": (1, 0, 2, 28, 0x6),
+    "f16c": (1, 0, 2, 29, 0x6), "rdrnd": (1, 0, 2, 30, 0),
+    "cx8": (1, 0, 3, 8, 0), "cmov": (1, 0, 3, 15, 0), "mmx": (1, 0, 3, 23, 0),
+    "fxsr": (1, 0, 3, 24, 0), "sse": (1, 0, 3, 25, 0), "sse2": (1, 0, 3, 26, 0),
+    "fsgsbase": (7, 0, 1, 0, 0), "bmi": (7, 0, 1, 3, 0), "avx2": (7, 0, 1, 5, 0x6),
+    "bmi2": (7, 0, 1, 8, 0), "invpcid": (7, 0, 1, 10, 0), "avx512f": (7, 0, 1, 16, 0xe6),
+    "avx512dq": (7, 0, 1, 17, 0xe6), "rdseed": (7, 0, 1, 18, 0), "adx": (7, 0, 1, 19, 0),
+    "avx512ifma": (7, 0, 1, 21, 0xe6), "clflushopt": (7, 0, 1, 23, 0),
+    "clwb": (7, 0, 1, 24, 0), "avx512cd": (7, 0, 1, 28, 0xe6), "sha": (7, 0, 1, 29, 0),
+    "avx512bw": (7, 0, 1, 30, 0xe6), "avx512vl": (7, 0, 1, 31, 0xe6),
+    "avx512vbmi": (7, 0, 2, 1, 0xe6), "avx512vbmi2": (7, 0, 2, 6, 0xe6),
+    "gfni": (7, 0, 2, 8, 0), "vaes": (7, 0, 2, 9, 0x6), "vpclmulqdq": (7, 0, 2, 10, 0x6),
+    "avx512vnni": (7, 0, 2, 11, 0xe6), "avx512bitalg": (7, 0, 2, 12, 0xe6),
+    "avx512vpopcntdq": (7, 0, 2, 14, 0xe6), "rdpid": (7, 0, 2, 22, 0),
+    "avx512vp2intersect": (7, 0, 3, 8, 0xe6), "avx512fp16": (7, 0, 3, 23, 0xe6),
+    "avxvnni": (7, 1, 0, 4, 0x6), "avx512bf16": (7, 1, 0, 5, 0xe6),
+    "sahf": (0x80000001, 0, 2, 0, 0), "lzcnt": (0x80000001, 0, 2, 5, 0),
+    "sse4a": (0x80000001, 0, 2, 6, 0), "prfchw": (0x80000001, 0, 2, 8, 0),
+    "xop": (0x80000001, 0, 2, 11, 0x6), "fma4": (0x80000001, 0, 2, 16, 0x6),
+    "tbm": (0x80000001, 0, 2, 21, 0), "clzero": (0x80000008, 0, 1, 0, 0),
+    "xsaveopt": (0xd, 1, 0, 0, 0), "xsavec": (0xd, 1, 0, 1, 0), "xsaves": (0xd, 1, 0, 3, 0),
+}
+
+#: the init call, the thread setting and the CPU check; `{rows}` is the table of features
+#: to check, `{cpu}` the CPU the library was compiled for
+_RUNTIME_SOURCE = r"""/* The thread count of the parallel loops, defined by the compiled code when it has
+   any (`llvm_parallel`): weak, so that it is a null address when it does not. */
+extern int irkit_num_threads __attribute__((weak, visibility("hidden")));
+
+int irkit_set_threads(int threads) {{
+  if (threads < 0)
+    IRKIT_FAIL("irkit_set_threads: threads must be 0 (OpenMP's default) or positive, got %d",
+               threads);
+  if (&irkit_num_threads) irkit_num_threads = threads;
+  irkit_error[0] = 0;
+  return 0;
+}}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+/* One feature the code was compiled for: where CPUID reports it, and the register state
+   (XCR0 bits) the OS must save for it to be usable. */
+typedef struct {{
+  const char *name;
+  unsigned leaf, subleaf, reg, bit;
+  unsigned long long xcr0;
+}} irkit_cpu_feature;
+
+static const irkit_cpu_feature irkit_cpu_features[] = {{
+{rows}  {{NULL, 0, 0, 0, 0, 0}}
+}};
+
+static unsigned long long irkit_xcr0(void) {{
+  unsigned a, b, c, d, lo, hi;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return 0;  /* no OSXSAVE */
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (unsigned long long)hi << 32 | lo;
+}}
+
+static int irkit_cpu_has(const irkit_cpu_feature *f) {{
+  unsigned r[4];
+  if (!__get_cpuid_count(f->leaf, f->subleaf, &r[0], &r[1], &r[2], &r[3])) return 0;
+  return (r[f->reg] >> f->bit & 1) && (irkit_xcr0() & f->xcr0) == f->xcr0;
+}}
+#endif
+
+/* 0: not checked yet; 1: this CPU runs the code; IRKIT_ERROR_CPU: it does not, and why. */
+static _Atomic int irkit_cpu_state;
+static char irkit_cpu_error[sizeof irkit_error];
+
+static int irkit_check_cpu(void) {{
+  if (irkit_cpu_state == 0) {{
+    char missing[sizeof irkit_error / 2] = "";
+#if defined(__x86_64__) || defined(__i386__)
+    for (const irkit_cpu_feature *f = irkit_cpu_features; f->name; f++) {{
+      if (irkit_cpu_has(f)) continue;
+      if (missing[0]) strncat(missing, ", ", sizeof missing - strlen(missing) - 1);
+      strncat(missing, f->name, sizeof missing - strlen(missing) - 1);
+    }}
+#endif
+    snprintf(irkit_cpu_error, sizeof irkit_cpu_error, "this library was compiled for CPU "
+             "{cpu}, and this CPU lacks %s: rebuild it with irkit-compile --cpu=native (this "
+             "machine) or --cpu=generic", missing);
+    irkit_cpu_state = missing[0] ? IRKIT_ERROR_CPU : 1;
+  }}
+  if (irkit_cpu_state == 1) return 0;
+  snprintf(irkit_error, sizeof irkit_error, "%s", irkit_cpu_error);
+  return IRKIT_ERROR_CPU;
+}}
+
+int irkit_init(int threads) {{
+  int rc = irkit_check_cpu();
+  return rc ? rc : irkit_set_threads(threads);
+}}
+"""
+
+
+def _runtime_source(target: dict) -> str:
+    """The C of the init call for a library compiled for `target` (`cpu_target`): the CPU
+    check covers the target's features that CPUID reports (`_CPUID_FEATURES`: every x86
+    instruction set extension LLVM vectorizes or selects instructions with; others, such as
+    `64bit`, need no check) on an x86 target, none on another."""
+    x86 = str(target.get("triple", "")).startswith(("x86_64", "i386", "i686"))
+    names = [f[1:] for f in str(target.get("features", "")).split(",") if f.startswith("+")]
+    rows = "".join(f'  {{"{n}", {leaf:#x}, {sub}, {reg}, {bit}, {xcr0:#x}}},\n'
+                   for n in names if x86 and n in _CPUID_FEATURES
+                   for leaf, sub, reg, bit, xcr0 in [_CPUID_FEATURES[n]])
+    cpu = _c_string(str(target.get("cpu", "?")))[1:-1].replace("%", "%%")
+    return _RUNTIME_SOURCE.format(rows=rows, cpu=cpu)
 
 
 def compile_c(source: str, obj_dir: str) -> bytes:

@@ -128,6 +128,51 @@ class AffineMap:
     def identity(n: int) -> "AffineMap":
         return AffineMap(n, 0, tuple(AffineDim(i) for i in range(n)))
 
+    def compose(self, other: "AffineMap") -> "AffineMap":
+        """`self o other` (MLIR's `compose`): `other`'s results stand for `self`'s dims, so
+        the result takes `other`'s inputs to `self`'s results. The symbols are `other`'s,
+        then `self`'s."""
+        if len(other.results) != self.num_dims:
+            raise ValueError(f"cannot compose {self} with {other}: {self.num_dims} dims, "
+                             f"{len(other.results)} results")
+        syms = tuple(AffineSymbol(other.num_symbols + i) for i in range(self.num_symbols))
+        return AffineMap(other.num_dims, other.num_symbols + self.num_symbols,
+                         tuple(replace_dims_and_symbols(e, other.results, syms)
+                               for e in self.results))
+
+    def is_projected_permutation(self) -> bool:
+        """Each result a distinct bare dim (MLIR's `isProjectedPermutation`, without its
+        zero results): the map picks and reorders some of its inputs."""
+        positions = [e.position for e in self.results if isinstance(e, AffineDim)]
+        return len(positions) == len(self.results) == len(set(positions))
+
+    def is_permutation(self) -> bool:
+        """A projected permutation that uses every dim: invertible."""
+        return self.is_projected_permutation() and len(self.results) == self.num_dims
+
+    def inverse_permutation(self) -> "AffineMap":
+        """The inverse of a permutation map (MLIR's `inversePermutation`): `m.compose(
+        m.inverse_permutation())` is the identity."""
+        if not self.is_permutation() or self.num_symbols:
+            raise ValueError(f"{self} is not a permutation")
+        inverse = [AffineDim(0)] * self.num_dims
+        for i, e in enumerate(self.results):
+            inverse[e.position] = AffineDim(i)
+        return AffineMap(len(self.results), 0, tuple(inverse))
+
+
+def replace_dims_and_symbols(e: AffineExpr, dims, syms) -> AffineExpr:
+    """`e` with each `d<i>` replaced by `dims[i]` and each `s<i>` by `syms[i]` (MLIR's
+    `replaceDimsAndSymbols`); nothing is simplified."""
+    if isinstance(e, AffineDim):
+        return dims[e.position]
+    if isinstance(e, AffineSymbol):
+        return syms[e.position]
+    if isinstance(e, AffineBinary):
+        return AffineBinary(e.kind, replace_dims_and_symbols(e.lhs, dims, syms),
+                            replace_dims_and_symbols(e.rhs, dims, syms))
+    return e
+
 
 @dataclass(frozen=True, slots=True)
 class IntegerSet:

@@ -436,6 +436,8 @@ class GreedyDriver(Listener):
         self.rewriter = PatternRewriter(self)
         self.folder = OperationFolder(self.rewriter)
         self.worklist: list[Operation] = []
+        #: ops erased during this run: the nested ones of an erased op keep their parent
+        self.erased: set[Operation] = set()
         self.on_list: set[Operation] = set()
         self.num_rewrites = 0
         self.last_rewrite = ""
@@ -469,6 +471,7 @@ class GreedyDriver(Listener):
             if owner is not None:
                 self.push(owner)
         self.on_list.discard(op)
+        self.erased.add(op)
         if _is_constant(type(op)):
             self.folder.notify_removed(op)
 
@@ -483,6 +486,7 @@ class GreedyDriver(Listener):
             ops.reverse()
             self.worklist = ops
             self.on_list = set(ops)
+            self.erased = set()
             changed = self._drain()
             if self.max_rewrites is not None and self.num_rewrites >= self.max_rewrites:
                 return True                     # the caller's budget, not a divergence
@@ -514,8 +518,8 @@ class GreedyDriver(Listener):
                     f"may undo itself or another", worklist[-1].location)
             op = worklist.pop()
             on_list.discard(op)
-            if op.parent is None:
-                continue                        # erased or detached meanwhile
+            if op.parent is None or op in self.erased:
+                continue                        # erased (maybe nested in an erased op)
             if is_trivially_dead(op):
                 self.rewriter.erase_op(op)
                 changed = True

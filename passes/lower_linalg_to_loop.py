@@ -54,6 +54,19 @@ load above stores is sound because an op's inputs do not alias the elements its 
 points write (a buffer both read and written is defined only when each point reads the
 element it writes, in place, which a load in the same iteration still does).
 
+Fused nests. A `fusion.group` on memrefs (`linalg-fuse`, then `bufferize`) is one nest: a
+`loop.parallel` over the group's `outer_dims`, and inside it each member's nest, built by
+the same `_Nest` with those loops' induction values given (its remaining parallel dims
+become `loop.for`s: the threads are the outer loop's). Running every member for one outer
+point before the next point is the members' meaning because `linalg-fuse` only groups ops
+whose values pass between them through maps that start with the outer dims (a consumer at
+one point reads only what the producer wrote at that point). The buffers passed between
+members are then forwarded or shrunk (`passes/fusion_buffers.py`). A group without outer
+dims (a scalar group: a loss's sum and the arithmetic on it) is its members' nests in
+order, in no enclosing loop: the program's own order, so nothing to prove; its 0-d values
+are forwarded the same way, from the store after one member's loop to the next member's
+load.
+
 The body's other ops are cloned in their order and unchanged (their fastmath flags
 included, none added), so floats round exactly as the op says; `linalg.index k` becomes the
 index of loop k; a `memory.load` of another buffer (bufferize's gathers) is cloned as it is.
@@ -68,14 +81,17 @@ from irkit.diagnostics import IRError
 from irkit.ir import Block, Operation, Value
 from irkit.opdef import IsolatedFromAbove, has_trait
 from irkit.pass_manager import Pass, register_pass
+from irkit.rewrite import is_pure
 from irkit.types import I64, INDEX, MemRefType
 from irkit.dialects import arith
 from irkit.dialects.arith import CMPI_PREDICATES, materialize_constant
 from irkit.dialects.linalg import PARALLEL, GenericOp, IndexOp, StructuredOp, linalg
 from irkit.dialects.linalg import YieldOp as LinalgYieldOp
 from irkit.dialects.linalg.structured import dims_of
+from irkit.dialects.fusion import GroupOp
 from irkit.dialects.loop import ForOp, ParallelOp, YieldOp
-from irkit.dialects.memory import DimOp, LoadOp, StoreOp
+from irkit.dialects.memory import AllocOp, CopyOp, DeallocOp, DimOp, LoadOp, StoreOp
+from irkit.passes import fusion_buffers
 
 
 def map_dims(m: AffineMap) -> set[int]:
@@ -179,36 +195,136 @@ class LoopEmitter:
         #: (block, buffer, axis) -> its memory.dim, emitted before the first nest needing it
         self.dims: dict[tuple, Value] = {}
 
-    def lower(self, op: StructuredOp) -> None:
-        """Replace `op` (buffer semantics, no results) by its loop nest."""
+    def lower(self, op: StructuredOp, outer: list[Value] | None = None,
+              top: Builder | None = None) -> None:
+        """Replace `op` (buffer semantics, no results) by its loop nest; inside a fused nest,
+        `outer` are the induction values of its first loops and `top` where sizes go."""
         if not op.has_buffer_semantics or op.results:
             raise op.error("lower-linalg-to-loop expects an op on memrefs (bufferize first)")
         generic = op if isinstance(op, GenericOp) else op.generalize(Builder.before(op))
-        _Nest(self, generic).emit()
+        _Nest(self, generic, outer, top).emit()
         generic.erase()
         if generic is not op:
             op.erase()
+
+    def lower_group(self, group: GroupOp) -> None:
+        """Replace a `fusion.group` on memrefs by one nest (see `_fused_layout`): its
+        buffers before it, a `loop.parallel` over its outer dims holding each member's
+        nest, the frees and copies after it; then forward and shrink its buffers
+        (`fusion_buffers`). A group without outer dims runs its members' nests in order
+        (`_lower_in_order`). A group whose ops do not fit that layout runs its ops one
+        after another, each its own nest."""
+        group.inline_captures()
+        layout = _fused_layout(group)
+        if layout is None:
+            members = [o for o in group.body.ops if isinstance(o, StructuredOp)]
+            for o in list(group.body.ops)[:-1]:
+                o.move_before(group)
+            for o in members:
+                self.lower(o)
+            group.erase()
+            return
+        hoisted, members, after = layout
+        for o in hoisted:
+            o.move_before(group)
+        local = [o for o in hoisted if isinstance(o, AllocOp)]
+        if not group.num_outer_dims:
+            self._lower_in_order(group, members, local)
+            return
+        first = members[0]
+        operands = first.structured_operands()
+        k = group.num_outer_dims
+        ranges = first.loop_ranges(lambda i, d: self._size(group, operands[i], d))[:k]
+        loops, body = self._outer_loops(group, ranges)
+        for o in after:
+            o.move_before(group)
+        top = Builder.before(loops[0])
+        for o in members:
+            o.move_before(body.last)
+            self.lower(o, list(_ivs(loops)), top)
+        group.erase()
+        fusion_buffers.optimize(body, local, _ivs(loops))
+
+    def _lower_in_order(self, group: GroupOp, members: list[StructuredOp],
+                        local: list[AllocOp]) -> None:
+        """A group without outer dims: each member's nest where it stands in the body, the
+        body's stores forwarded and its own buffers `local` dropped where only written
+        (`fusion_buffers`), then the body's ops in place of the group."""
+        top = Builder.before(group)
+        for o in members:
+            self.lower(o, [], top)
+        fusion_buffers.optimize(group.body, local, [])
+        for o in list(group.body.ops)[:-1]:
+            o.move_before(group)
+        group.erase()
+
+    def _size(self, near: Operation, buf: Value, axis: int) -> Value:
+        static = buf.type.shape[axis]
+        if static is not None:
+            return self.constants.get(near, static)
+        key = (near.parent, buf, axis)
+        v = self.dims.get(key)
+        if v is None:
+            v = Builder.before(near).create(DimOp, buf, axis=IntegerAttr(axis, I64)).result
+            self.dims[key] = v
+        return v
+
+    def _outer_loops(self, group: GroupOp, ranges: list[Value]):
+        """The loops of a fused nest's outer dims, before `group`: one `loop.parallel`
+        (nested `loop.for`s with `parallel=false`); returns them and the innermost body."""
+        b, location = Builder.before(group), group.location
+        zero, one = self.constants.get(group, 0), self.constants.get(group, 1)
+        if self.parallel:
+            n = len(ranges)
+            loop = ParallelOp.build([zero] * n, list(ranges), [one] * n, result_types=[],
+                                    regions=1, location=location)
+            block = Block([INDEX] * n)
+            loop.regions[0].add_block(block)
+            Builder.at_end(block).create(YieldOp, [], result_types=[], location=location)
+            b.insert(loop)
+            return [loop], block
+        loops, block = [], None
+        for r in ranges:
+            loop = ForOp.build(zero, r, one, [], result_types=[], regions=1,
+                               location=location)
+            inner = Block([INDEX])
+            loop.regions[0].add_block(inner)
+            Builder.at_end(inner).create(YieldOp, [], result_types=[], location=location)
+            if block is None:
+                b.insert(loop)
+            else:
+                block.insert_before(block.last, loop)
+            loops.append(loop)
+            block = inner
+        return loops, block
 
 
 class _Nest:
     """The loop nest of one `linalg.generic` on memrefs, while it is built."""
 
-    def __init__(self, emitter: LoopEmitter, op: GenericOp) -> None:
+    def __init__(self, emitter: LoopEmitter, op: GenericOp,
+                 outer: list[Value] | None = None, top: Builder | None = None) -> None:
         self.emitter = emitter
         self.op = op
         self.maps = op.indexing_maps_list()
         self.n_in = len(op.inputs)
+        #: the induction values of the first loops, opened by an enclosing fused nest
+        self.outer = list(outer or [])
         iterators = op.iterator_types_list()
-        par = [d for d, it in enumerate(iterators) if it == PARALLEL]
+        n_outer = len(self.outer)
+        par = [d for d, it in enumerate(iterators) if it == PARALLEL and d >= n_outer]
         red = [d for d, it in enumerate(iterators) if it != PARALLEL]
         self.has_parallel_group = bool(par)
         #: the dims each level opens: all parallel dims together, then one reduction each
         self.groups: list[list[int]] = ([par] if par else []) + [[d] for d in red]
         self.depth = len(self.groups)
         self.level_of = {d: g + 1 for g, dims in enumerate(self.groups) for d in dims}
+        self.level_of.update((d, 0) for d in range(n_outer))
         start = self._builder(Builder.before(op))
         self.levels = [_Level(start, self._builder(Builder.before(op)))]
-        self.ivs: dict[int, Value] = {}
+        #: where sizes are read (`memory.dim`): before the nest, or before the fused nest
+        self.top = top or self.levels[0].hoist
+        self.ivs: dict[int, Value] = dict(enumerate(self.outer))
         #: affine expression -> its index value (an int when constant); index value -> the
         #: level it is defined at (0 when absent: constants, values from above)
         self.exprs: dict[AffineExpr, int | Value] = {}
@@ -226,10 +342,10 @@ class _Nest:
         static = buf.type.shape[axis]
         if static is not None:
             return self.const(static)
-        key = (self.op.parent, buf, axis)
+        key = (self.top.ip.block, buf, axis)
         v = self.emitter.dims.get(key)
         if v is None:
-            v = self.levels[0].hoist.create(DimOp, buf, axis=IntegerAttr(axis, I64)).result
+            v = self.top.create(DimOp, buf, axis=IntegerAttr(axis, I64)).result
             self.emitter.dims[key] = v
         return v
 
@@ -375,7 +491,8 @@ class _Nest:
         dims = self.groups[level]
         zero, one = self.const(0), self.const(1)
         loops: list[Operation] = []
-        if self.has_parallel_group and level == 0 and self.emitter.parallel:
+        if self.has_parallel_group and level == 0 and self.emitter.parallel and \
+                not self.outer:
             n = len(dims)
             loop = ParallelOp.build([zero] * n, [self.ranges[d] for d in dims], [one] * n,
                                     result_types=[], regions=1, location=self.op.location)
@@ -452,6 +569,45 @@ class _Nest:
 
 
 # ---------------------------------------------------------------------------------------------
+# Fused nests
+# ---------------------------------------------------------------------------------------------
+
+
+def _fused_layout(group: GroupOp):
+    """How a `fusion.group` on memrefs becomes one nest, or None when it cannot: (ops to
+    run before the nest: its buffers and the scalar code with no effect, the members in
+    order, ops to run after it: the frees and the copies that follow every member). The
+    members must share `outer_dims` leading parallel loops (`linalg-fuse` made them so);
+    with none, they run in order (`LoopEmitter._lower_in_order`)."""
+    k = group.num_outer_dims
+    hoisted, members, copies, frees = [], [], [], []
+    for o in list(group.body.ops)[:-1]:
+        if isinstance(o, StructuredOp):
+            its = o.iterator_types_list()
+            if copies or not o.has_buffer_semantics or o.results or len(its) < k or \
+                    any(it != PARALLEL for it in its[:k]):
+                return None
+            members.append(o)
+        elif isinstance(o, AllocOp):
+            hoisted.append(o)
+        elif isinstance(o, DeallocOp):
+            frees.append(o)
+        elif isinstance(o, CopyOp):
+            copies.append(o)
+        elif not o.regions and is_pure(o) and not copies:
+            hoisted.append(o)
+        else:
+            return None
+    if not members:
+        return None
+    return hoisted, members, copies + frees
+
+
+def _ivs(loops: list[Operation]) -> list[Value]:
+    return [iv for loop in loops for iv in loop.regions[0].blocks[0].args]
+
+
+# ---------------------------------------------------------------------------------------------
 # The pass
 # ---------------------------------------------------------------------------------------------
 
@@ -465,8 +621,9 @@ class LowerLinalgToLoop(Pass):
     """Lower every structured op on memrefs to a loop nest (`LoopEmitter`).
 
     Algorithm:
-      1. Collect the linalg structured ops on memrefs under the root, in post-order (an op
-         nested in another's body is lowered before the outer body is cloned).
+      1. Collect the linalg structured ops on memrefs and the `fusion.group`s on memrefs
+         under the root, in post-order (an op nested in another's body is lowered before
+         the outer body is cloned), a group's ops with the group (step 3).
       2. For each: generalize a named op (its maps, iterators and body as a
          `linalg.generic`); compute the loop ranges from the operand shapes (a constant, or
          one `memory.dim` per buffer and axis); open a `loop.parallel` over the parallel
@@ -475,7 +632,16 @@ class LowerLinalgToLoop(Pass):
          through them as `iter_args`; place each input load and index expression at the
          outermost level its dims allow; clone the body; store the yielded values (carried
          ones after their loops). Erase the op.
-      3. Fail, at its location, on the first linalg op left (one on tensors: bufferize
+      3. A group becomes one nest (`LoopEmitter.lower_group`): its buffers and scalar code
+         before it; a `loop.parallel` over its `outer_dims` (ranges of its first op); in
+         its body each member's nest as in step 2 with those loops given; its frees and
+         copies after. Then stores are forwarded to loads in that body, the group's own
+         buffers only written are dropped and the others shrunk to one point's slice
+         allocated in the body (`fusion_buffers`). A group without outer dims (scalar
+         work) is its members' nests in order, its 0-d values forwarded the same way. A
+         group whose ops do not fit (a copy between them, an op with regions) runs its ops
+         one after another.
+      4. Fail, at its location, on the first linalg op left (one on tensors: bufferize
          first).
 
     Option `parallel=false`: every loop a `loop.for` (for targets without threads, or to
@@ -487,10 +653,17 @@ class LowerLinalgToLoop(Pass):
 
     def run(self, root: Operation) -> None:
         emitter = LoopEmitter(parallel=self.parallel)
-        ops = [o for o in root.walk() if isinstance(o, StructuredOp) and o is not root
-               and o.has_buffer_semantics and not o.results]
+        # In program order (the emitter reuses the sizes an earlier nest read), a group's
+        # ops with the group.
+        ops = [o for o in root.walk() if o is not root and (
+            (isinstance(o, GroupOp) and not o.results) or
+            (isinstance(o, StructuredOp) and o.has_buffer_semantics and not o.results
+             and not isinstance(o.parent_op, GroupOp)))]
         for o in ops:
-            emitter.lower(o)
+            if isinstance(o, GroupOp):
+                emitter.lower_group(o)
+            else:
+                emitter.lower(o)
         for o in root.walk(post_order=False):
             if _is_linalg(o) and o is not root:
                 raise IRError(f"'{o.name}' is left over: lower-linalg-to-loop lowers "

@@ -38,20 +38,36 @@ STAGES: tuple[Stage, ...] = (
     Stage("graph", "",
           "the DSL's own output: the graph dialect, one nested module per model; derivatives "
           "are still requests (`autodiff.grad` from `grad` and `train` clauses)"),
-    Stage("autodiff", "graph-raise-control-flow,autodiff,canonicalize,cse",
+    Stage("autodiff", "graph-raise-control-flow,graph-algebraic-simplify,graph-merge-matmuls,"
+          "autodiff,graph-algebraic-simplify,graph-fold-batchnorm,canonicalize,cse",
           "switch/merge raised to `graph.if` first (the backward graph of a `graph.if` is "
           "`graph.if`s, while that of switch/merge joins values across branches and cannot "
-          "be raised afterwards), then every derivative request replaced by the graph ops it "
-          "stands for, simplified"),
-    Stage("linalg", "lower-graph-to-linalg{full=true},canonicalize,cse",
+          "be raised afterwards); algebraic rewrites (log(softmax) -> log_softmax before "
+          "autodiff, so that its backward is the stable one); matmuls sharing their left "
+          "operand merged into one (QKV: before autodiff, so the backward is merged too); "
+          "then every derivative request "
+          "replaced by the graph ops it stands for; conv + inference batchnorm folded; "
+          "simplified"),
+    Stage("linalg", "lower-graph-to-linalg{full=true},canonicalize,cse,"
+          "linalg-fuse-elementwise-ops,canonicalize,cse,linalg-fuse",
           "structured kernels on tensors (MLIR's linalg, tensor, arith, math): one "
           "`linalg.generic` or named op per graph op, destination-passing `outs`; the "
-          "variables, `graph.if`, `graph.check` and `graph.scatter_add` stay graph ops"),
-    Stage("loop", "bufferize{output-sizes=true},lower-linalg-to-loop,canonicalize,cse",
+          "variables, `graph.if`, `graph.check` and `graph.scatter_add` stay graph ops; "
+          "elementwise chains merged into one generic, then matmul epilogues, row "
+          "reductions and what else shares outer parallel loops in `fusion.group`s"),
+    Stage("loop", "bufferize{output-sizes=true},linalg-matmul-blis,lower-linalg-to-loop,"
+          "canonicalize,cse,"
+          "loop-vectorize,math-polynomial-approximation,canonicalize,cse",
           "every graph function a function over memrefs (the calling convention of "
           "docs/lowering.md) with its `<name>_output_sizes` sibling, the variables a "
           "`graph.variables` module attribute; each temporary its own `memory.alloc`, each "
-          "structured op its loop nest"),
+          "large matmul a BLIS schedule (packed panels, a register-blocked FMA "
+          "micro-kernel), every other structured op its loop nest, each `fusion.group` "
+          "one nest over its outer dims with its intermediates in registers or per-point "
+          "buffers; innermost loops "
+          "vectorized to the target's width (vector loads and stores, per-lane partial "
+          "sums, scalar remainders); f32 exp, log, tanh, ... as polynomials in arith "
+          "(vectorizable, within 2 ulp of numpy)"),
     Stage("memory", "plan-memory,canonicalize,cse",
           "each function's temporaries views of one planned arena "
           "(docs/memory_planning.md): what the backend compiles"),
@@ -74,22 +90,59 @@ def compiled_stage() -> str:
     return STAGES[-1].name
 
 
-def passes_between(start: str | None, stop: str) -> str:
+def _entries(passes: str) -> list[str]:
+    """The top-level entries of a textual pipeline ("a,b{x=1,y=2},c" -> three), split at
+    the commas outside braces and parentheses."""
+    entries, depth, start = [], 0, 0
+    for i, ch in enumerate(passes):
+        if ch in "{(":
+            depth += 1
+        elif ch in "})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            entries.append(passes[start:i])
+            start = i + 1
+    if passes[start:]:
+        entries.append(passes[start:])
+    return entries
+
+
+def _pass_name(entry: str) -> str:
+    return entry.split("{", 1)[0].split("(", 1)[0].strip()
+
+
+def pipeline_pass_names() -> list[str]:
+    """Every pass the table runs, each once, top to bottom: what `disable` may name."""
+    names: dict[str, None] = {}
+    for stage in STAGES:
+        names.update(dict.fromkeys(_pass_name(e) for e in _entries(stage.passes)))
+    return list(names)
+
+
+def passes_between(start: str | None, stop: str, disable=()) -> str:
     """The textual pipeline that takes a module at stage `start` (None: the DSL's output)
-    to stage `stop`: the rows after `start` up to and including `stop`, joined."""
+    to stage `stop`: the rows after `start` up to and including `stop`, joined, without the
+    passes named in `disable` (every occurrence: `disable=["linalg-fuse"]` compiles without
+    fusion groups; a name the table does not run is an error, so a typo is not ignored)."""
     names = stage_names()
     for name in (start, stop):
         if name is not None and name not in names:
             raise ValueError(f"no stage {name!r} in the pipeline (stages: {', '.join(names)})")
+    unknown = sorted(set(disable) - set(pipeline_pass_names()))
+    if unknown:
+        raise ValueError(f"cannot disable {', '.join(map(repr, unknown))}: the pipeline runs "
+                         f"no such pass (it runs: {', '.join(pipeline_pass_names())})")
     first = 0 if start is None else names.index(start) + 1
     last = names.index(stop)
     if last < first - 1:
         raise ValueError(f"stage {stop!r} comes before stage {start!r}")
-    return ",".join(s.passes for s in STAGES[first:last + 1] if s.passes)
+    entries = [e for s in STAGES[first:last + 1] for e in _entries(s.passes)
+               if _pass_name(e) not in disable]
+    return ",".join(entries)
 
 
-def pass_manager(start: str | None, stop: str, **options) -> PassManager:
-    """A pass manager for `passes_between(start, stop)`, every pass of irkit known
+def pass_manager(start: str | None, stop: str, disable=(), **options) -> PassManager:
+    """A pass manager for `passes_between(start, stop, disable)`, every pass of irkit known
     (`options` go to `PassManager`)."""
     register_all()
-    return PassManager.parse(passes_between(start, stop), **options)
+    return PassManager.parse(passes_between(start, stop, disable), **options)

@@ -2,11 +2,21 @@
 compiled by the LLVM backend, and run from Python.
 
     graph, lowered = lower_model_with_graph(model_module)   # loop/memory IR, self-describing
-    runner = CompiledRunner.jit(lowered, graph=graph)        # MCJIT, in process
+    compiled = compile_models({"mlp": model_module})          # + object code: CompiledModels
+    runner = compiled.runner("mlp")                           # MCJIT, in process
 
 The JIT engine and libraries loaded with `irkit.load` both call their code through a
 `CompiledRunner`; `irkit.exporters.library` writes the same lowered modules as a shared
 library with a C header.
+
+What compiling produces (`CompiledModels`) is everything needed to run the models without
+compiling again: the object code, and per model its modules (`ModelCode`) held as
+`IRText`, an Operation or its text, each made from the other when first needed. That is
+what the compile cache (`irkit.runtime.compile_cache`) stores, and a runner made from it
+parses only what a call needs: the *interface* of the lowered module (`interface_module`:
+every body reduced to a return, the signatures and argument roles kept), a few ms where the
+whole lowered module takes 0.1-0.5 s; the graph module when outputs are first allocated; the
+whole lowered module only when a run-time error must name its site.
 
 The lowered module describes its own calling convention (docs/lowering.md): a function's
 arguments are its inputs (`graph.name`, `graph.dims`), its outputs (`graph.output = k`) and the
@@ -28,21 +38,30 @@ source line and a caret, as the interpreter's `InterpreterError` reads.
 
 from __future__ import annotations
 
+import functools
 import os
-from typing import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from irkit.attributes import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, numpy_dtype
+from irkit.builtin import ModuleOp
 from irkit.diagnostics import SOURCES, Diagnostic, IRError, resolve_file_line_col
+from irkit.dialects.func import ReturnOp
 from irkit.dialects.memory import CheckOp
-from irkit.ir import Operation
+from irkit.ir import Block, Operation
 from irkit.pass_manager import PassManager
 from irkit.passes import pipeline
+from irkit.printer import print_op
 from irkit.runtime.inputs import InputSpec, bind_dims, check_inputs, contiguous
 from irkit.runtime.shapes import concrete_output_shapes, output_dims
 from irkit.source_files import read_source
+from irkit.symbols import lookup_symbol_in
 from irkit.types import I64
+
+if TYPE_CHECKING:
+    from irkit.backends.llvm_cpu import ObjectCode
 
 
 # ---------------------------------------------------------------------------------------------
@@ -50,23 +69,32 @@ from irkit.types import I64
 # ---------------------------------------------------------------------------------------------
 
 
+#: whether the default pipeline of `lower_model_with_graph` (the JIT's, the compile cache's)
+#: verifies the module after every pass, as irkit-opt does and the test suite asks
+#: (tests/conftest.py), or after every row of the pipeline table (`_run_rows`)
+VERIFY_EACH_PASS = False
+
+
 def lower_model_with_graph(module: Operation,
-                           make_pm: Callable[[str | None, str], PassManager] | None = None
-                           ) -> tuple[Operation, Operation]:
+                           make_pm: Callable[[str | None, str], PassManager] | None = None,
+                           disable=()) -> tuple[Operation, Operation]:
     """(graph module, lowered module): copies of one model's module (the caller's is left as
     it is) taken through the pipeline table, the first at its `GRAPH_STAGE` (derivatives
     expanded), the second at its last stage (what the backend compiles), with `graph.dims` on
     every output argument whose shape `output_dims` derives. `make_pm(start, stop)` builds
-    the pass manager for the stages after `start` up to `stop` (default
-    `pipeline.pass_manager`; the tools add their instrumentation)."""
-    make_pm = make_pm or pipeline.pass_manager
+    the pass manager for the stages after `start` up to `stop`, called once per row (default
+    `pipeline.pass_manager` verifying after each row, not each pass, unless
+    `VERIFY_EACH_PASS`: `_run_rows`; the tools add their instrumentation and verify as told),
+    without the passes in `disable` (`pipeline.passes_between`)."""
+    make_pm = make_pm or functools.partial(pipeline.pass_manager, disable=disable,
+                                           verify_each=VERIFY_EACH_PASS)
     module = module.clone()
-    make_pm(None, pipeline.GRAPH_STAGE).run(module)
+    _run_rows(module, None, pipeline.GRAPH_STAGE, make_pm)
     graph = module.clone()
     shapes = {fn.properties["sym_name"].value: output_dims(fn)
               for fn in module.regions[0].blocks[0].ops if fn.name == "func.func"
               and fn.regions[0].blocks}
-    make_pm(pipeline.GRAPH_STAGE, pipeline.compiled_stage()).run(module)
+    _run_rows(module, pipeline.GRAPH_STAGE, pipeline.compiled_stage(), make_pm)
     for fn in module.regions[0].blocks[0].ops:
         if fn.name != "func.func" or fn.properties["sym_name"].value not in shapes:
             continue
@@ -89,9 +117,171 @@ def lower_model_with_graph(module: Operation,
     return graph, module
 
 
-def lower_model(module: Operation, make_pm=None) -> Operation:
+def _run_rows(module: Operation, start: str | None, stop: str, make_pm) -> None:
+    """Take `module` through the pipeline table's rows after `start` up to `stop`, one pass
+    manager a row. One that does not verify after every pass (the JIT's and the cache's
+    default) has the module verified after its row instead: verification between passes was
+    a third of the pass time of the example models. Broken IR that the rest of its row
+    leaves broken is still stopped there (`irkit-compile --emit=ROW` then names the pass);
+    IR that a later pass of the row happens to mend goes unnoticed, which is why the test
+    suite verifies after every pass (`VERIFY_EACH_PASS`)."""
+    names = pipeline.stage_names()
+    first = 0 if start is None else names.index(start) + 1
+    for row in names[first:names.index(stop) + 1]:
+        pm = make_pm(start, row)
+        pm.run(module)
+        if not pm.verify_each:
+            try:
+                module.verify()
+            except IRError as e:
+                e.diagnostics[0].attach_note(
+                    f"the IR does not verify after the passes of the pipeline row '{row}' "
+                    f"({pipeline.passes_between(start, row)})", module.location)
+                raise
+        start = row
+
+
+def lower_model(module: Operation, make_pm=None, disable=()) -> Operation:
     """The lowered module of `lower_model_with_graph`."""
-    return lower_model_with_graph(module, make_pm)[1]
+    return lower_model_with_graph(module, make_pm, disable)[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# What compiling produces
+# ---------------------------------------------------------------------------------------------
+
+
+class IRText:
+    """One module held as an `Operation`, as its text, or both; each is made from the other
+    the first time it is asked for (printed with locations, so that errors still name the
+    model's lines)."""
+
+    __slots__ = ("_op", "_text")
+
+    def __init__(self, op: Operation | None = None, text: str | None = None) -> None:
+        if op is None and text is None:
+            raise ValueError("IRText needs an operation or its text")
+        self._op, self._text = op, text
+
+    @property
+    def op(self) -> Operation:
+        if self._op is None:
+            from irkit.dialects import register_all
+            from irkit.parser import parse_module
+            register_all()
+            # irkit printed it from a verified module (and the cache checked its digest):
+            # verifying again would cost a third of the parse
+            self._op = parse_module(self._text, "<compiled model>", verify=False)
+        return self._op
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = print_op(self._op, debuginfo=True)
+        return self._text
+
+
+@dataclass
+class ModelCode:
+    """One compiled model's modules: `module`, its graph module as given to the compiler
+    (what `Model.module` shows); `graph`, at the pipeline's `GRAPH_STAGE` (the shape
+    functions); `lowered`, what the backend compiled (functions named as in the model);
+    `interface`, the lowered module's `interface_module`. Its functions are the object code's
+    symbols `prefix + name`."""
+
+    name: str
+    prefix: str
+    module: IRText
+    graph: IRText
+    lowered: IRText
+    interface: IRText
+
+
+@dataclass
+class CompiledModels:
+    """What compiling models produces: the object code (`code`: for loading in process when
+    `jit`, else position-independent, for a library) and each model's `ModelCode`."""
+
+    code: ObjectCode
+    models: dict[str, ModelCode]
+    jit: bool
+
+    def runner(self, model: str, threads: int = 0) -> "CompiledRunner":
+        """A runner of `model`'s functions, the object code loaded in process (MCJIT), its
+        parallel loops on `threads` threads (`JitModule.set_threads`: 0, OpenMP's default)."""
+        from irkit.backends.llvm_cpu import load_object
+        if not self.jit:
+            raise ValueError("position-independent object code is for a library, not for "
+                             "loading in process")
+        mc = self.models[model]
+        interface = mc.interface.op
+        entries = [fn for fn in interface.regions[0].blocks[0].ops if _is_entry(fn)]
+        jm = load_object(self.code, {mc.prefix + _sym(fn): fn for fn in entries})
+        jm.set_threads(threads)
+        functions = {_sym(fn): jm.functions[mc.prefix + _sym(fn)] for fn in entries}
+        return CompiledRunner(interface, functions, jm, graph=mc.graph, bodies=mc.lowered)
+
+
+def compile_models(models: dict[str, Operation], *, opt_level: int = 2, cpu: str = "native",
+                   jit: bool = True, make_pm=None, disable=()) -> CompiledModels:
+    """Lower each model by the pipeline table (`lower_model_with_graph`, `make_pm` and
+    `disable` as there)
+    and compile the result for `cpu` (`irkit.backends.llvm_cpu.cpu_target`): for `jit`, one
+    model's lowered module as it is (its functions' own names are the symbols); otherwise
+    one flat module of every model's functions, named `<model>_<function>`
+    (`irkit.exporters.library.flat_module`), as a library exports them."""
+    from irkit.backends.llvm_cpu import compile_object, run_interruptibly
+    from irkit.exporters.library import flat_module
+    if jit and len(models) != 1:
+        raise ValueError(f"the JIT compiles one model at a time, not {len(models)}")
+    pairs = {name: lower_model_with_graph(mod, make_pm, disable)
+             for name, mod in models.items()}
+    lowered = {name: p[1] for name, p in pairs.items()}
+    top = next(iter(lowered.values())) if jit else flat_module(lowered)
+    # On a helper thread, so that Ctrl-C acts at once; not verified again: `_run_rows` has
+    # verified every lowered module after its last row (the flat module is their functions).
+    code = run_interruptibly(compile_object, top, opt_level, cpu, jit=jit, verify=False)
+    return CompiledModels(code, {
+        name: ModelCode(name, "" if jit else f"{name}_", IRText(models[name]),
+                        IRText(pairs[name][0]), IRText(lowered[name]),
+                        IRText(interface_module(lowered[name])))
+        for name in models}, jit)
+
+
+def interface_module(lowered: Operation) -> Operation:
+    """A new module with `lowered`'s attributes (the variables) and its functions' names,
+    types and attributes (the calling convention), each body reduced to a `func.return`:
+    all a runner reads to call the compiled functions, small enough to parse in a few ms."""
+    top = ModuleOp.create_empty(lowered.location)
+    top.attributes.update(lowered.attributes)
+    top.properties.update(lowered.properties)
+    block = top.regions[0].blocks[0]
+    for fn in lowered.regions[0].blocks[0].ops:
+        if fn.name != "func.func":
+            continue
+        stub = Operation.create("func.func", properties=fn.properties,
+                                attributes=fn.attributes, regions=1, location=fn.location)
+        if fn.regions[0].blocks:
+            ftype = fn.properties["function_type"].value
+            if ftype.results:
+                raise ValueError(f"@{_sym(fn)} has non-buffer results; the runtime only "
+                                 "calls functions whose results are output buffers")
+            body = stub.regions[0].add_block(Block(ftype.inputs))
+            body.append(ReturnOp.build(result_types=[], location=fn.location))
+        block.append(stub)
+    return top
+
+
+def _sym(fn: Operation) -> str:
+    return fn.properties["sym_name"].value
+
+
+def _is_entry(fn: Operation) -> bool:
+    """A function the runtime calls: a public definition, not an output-sizes helper."""
+    vis = fn.properties.get("sym_visibility")
+    return (fn.name == "func.func" and bool(fn.regions[0].blocks)
+            and (vis is None or vis.value == "public")
+            and "graph.output_sizes_of" not in fn.attributes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,7 +302,6 @@ class Entry:
         self.variables: list[str] = []    # variable names, in argument order
         # ("in", i) / ("out", k) / ("var", name) / ("status", None): the run-time error status
         self.order: list = []
-        self.fn = fn                      # its `memory.check`s name a failure's site
         for i, t in enumerate(ftype.inputs):
             d = attrs[i].value if attrs is not None else {}
             dims = None
@@ -138,16 +327,19 @@ class Entry:
                 self.order.append(("in", len(self.inputs) - 1))
         self.outputs.sort(key=lambda o: o[0])
         self.output_names = [o[1] for o in self.outputs]
+        self.output_dtypes = [_storage(o[2]) for o in self.outputs]
+        self.has_status = ("status", None) in self.order
         if ftype.results:
             raise ValueError(f"@{self.name} has non-buffer results; the runtime only calls "
                              "functions whose results are output buffers")
 
-    def run_time_error(self, status: np.ndarray, fn_name: str) -> ValueError:
+    def run_time_error(self, status: np.ndarray, fn_name: str, fn: Operation) -> ValueError:
         """The error a call reported in its status buffer (`memory.check`): the failing
         site's message with its value and bound, located at the model line it came from,
-        rendered as the interpreter renders its errors (source line and caret)."""
+        rendered as the interpreter renders its errors (source line and caret). `fn` is this
+        function with its body, whose `memory.check`s name the sites."""
         code, value, bound = (int(v) for v in status)
-        site = next((op for op in self.fn.walk()
+        site = next((op for op in fn.walk()
                      if isinstance(op, CheckOp) and op.code.value == code), None)
         if site is None:
             return ValueError(f"{fn_name}: run-time error with unknown code {code} (value "
@@ -177,75 +369,101 @@ class Entry:
         return tuple(shape)
 
 
+#: the input shapes whose output shapes a runner remembers; more distinct ones start over
+_SHAPE_CACHE_LIMIT = 256
+
+
 class CompiledRunner:
     """Calls the compiled functions of one lowered model: allocates the outputs, binds the
-    variables' storage (`store`, name -> array, owned by the `Model`), returns a dict."""
+    variables' storage (`store`, name -> array, owned by the `Model`), returns a dict.
+
+    `lowered` is the lowered module or its `interface_module`; then `bodies` holds the
+    whole one, read only to name the site of a run-time error. `graph` (the model's
+    graph-stage module, if known) is read when outputs are first allocated."""
 
     def __init__(self, lowered: Operation, functions, owner, prefix: str = "",
-                 graph: Operation | None = None) -> None:
+                 graph: IRText | None = None, bodies: IRText | None = None) -> None:
         self.module = lowered
-        self.graph_functions = {}           # name -> graph func.func (concrete shapes)
-        if graph is not None:
-            for fn in graph.regions[0].blocks[0].ops:
-                if fn.name == "func.func" and fn.regions[0].blocks:
-                    self.graph_functions[fn.properties["sym_name"].value] = fn
+        self._graph = graph
+        self._graph_functions: dict | None = None
+        self._bodies = bodies if bodies is not None else IRText(lowered)
         self._shape_cache: dict = {}
         self.entries = {}
         for fn in lowered.regions[0].blocks[0].ops:
-            if fn.name == "func.func" and fn.regions[0].blocks \
-                    and "graph.output_sizes_of" not in fn.attributes:
+            if _is_entry(fn):
                 e = Entry(fn)
                 self.entries[e.name[len(prefix):] if prefix else e.name] = e
         self.functions = functions      # entry name -> JitFunction
         self._owner = owner
+        for name, e in self.entries.items():
+            if name in functions:   # the variables: the same arrays step after step
+                functions[name].keep_descriptors(
+                    [i for i, (kind, _) in enumerate(e.order) if kind == "var"])
+
+    @property
+    def graph_functions(self) -> dict[str, Operation]:
+        """The graph module's functions by name (their shape functions give the outputs'
+        sizes); empty without a graph module."""
+        if self._graph_functions is None:
+            self._graph_functions = {}
+            if self._graph is not None:
+                for fn in self._graph.op.regions[0].blocks[0].ops:
+                    if fn.name == "func.func" and fn.regions[0].blocks:
+                        self._graph_functions[_sym(fn)] = fn
+        return self._graph_functions
 
     @classmethod
-    def jit(cls, lowered: Operation, opt_level: int = 2, threads: int = 1,
+    def jit(cls, lowered: Operation, opt_level: int = 2, threads: int = 0,
             graph: Operation | None = None) -> "CompiledRunner":
+        """An already lowered module compiled in process (MCJIT), its parallel loops on
+        `threads` threads (0: OpenMP's default); no compile cache involved."""
         from irkit.backends.llvm_cpu import compile_module
         jm = compile_module(lowered, opt_level=opt_level, threads=threads)
-        return cls(lowered, dict(jm.functions), jm, graph=graph)
+        return cls(lowered, dict(jm.functions), jm,
+                   graph=IRText(graph) if graph is not None else None)
 
-    def _output_shapes(self, name: str, e: "Entry", arrays, bound, fn_name) -> list[tuple]:
+    def _output_shapes(self, name: str, e: "Entry", arrays, fn_name) -> list[tuple]:
+        """The outputs' shapes for these (checked) inputs, cached per input shapes: the
+        graph function's shape functions and the outputs' `graph.dims` read nothing but the
+        inputs' sizes (the element types are the declared ones once checked, and neither
+        depends on the values), so equal sizes give equal shapes and a steady loop derives
+        them once. An error is not cached: those sizes raise it again."""
+        key = (name, *[a.shape for a in arrays])
+        shapes = self._shape_cache.get(key)
+        if shapes is None:
+            shapes = self._derive_output_shapes(name, e, arrays, fn_name)
+            if len(self._shape_cache) >= _SHAPE_CACHE_LIMIT:
+                self._shape_cache.clear()
+            self._shape_cache[key] = shapes
+        return shapes
+
+    def _derive_output_shapes(self, name: str, e: "Entry", arrays, fn_name) -> list[tuple]:
         """The graph function's shape functions on the inputs' sizes where it is known
-        (exact, cached per input shapes), else the outputs' symbolic `graph.dims`. Sizes an
-        op rejects are a ValueError that names the op and its model line."""
+        (exact), else the outputs' symbolic `graph.dims`. Sizes an op rejects are a
+        ValueError that names the op and its model line."""
         fn = self.graph_functions.get(name)
         if fn is not None:
-            key = (name, tuple(a.shape for a in arrays))
-            if key not in self._shape_cache:
-                try:
-                    self._shape_cache[key] = concrete_output_shapes(
-                        fn, [a.shape for a in arrays])
-                except IRError as e:    # an op's rule rejects these sizes: name it
-                    raise ValueError(f"{fn_name}: {e}") from None
-            shapes = self._shape_cache[key]
+            try:
+                shapes = concrete_output_shapes(fn, [a.shape for a in arrays])
+            except IRError as err:    # an op's rule rejects these sizes: name it
+                raise ValueError(f"{fn_name}: {err}") from None
             if shapes is not None and len(shapes) == len(e.outputs):
-                return shapes
+                return [tuple(s) for s in shapes]
+        bound = bind_dims(e.inputs, arrays)
         return [e.output_shape(k, bound, fn_name) for k in range(len(e.outputs))]
 
     def run(self, name: str, model_name: str, given: dict, store: dict) -> dict:
         e = self.entries[name]
         fn_name = f"{model_name}.{name}"
-        arrays = check_inputs(e.inputs, given, fn_name)
-        arrays = [contiguous(a) for a in arrays]
-        bound = bind_dims(e.inputs, arrays)
-        shapes = self._output_shapes(name, e, arrays, bound, fn_name)
-        outs = [np.empty(shape, _storage(e.outputs[k][2])) for k, shape in enumerate(shapes)]
-        status = np.zeros(3, np.int64) if ("status", None) in e.order else None
-        args = []
-        for kind, key in e.order:
-            if kind == "in":
-                args.append(arrays[key])
-            elif kind == "out":
-                args.append(outs[key])
-            elif kind == "var":
-                args.append(store[key])
-            else:
-                args.append(status)
+        arrays = [contiguous(a) for a in check_inputs(e.inputs, given, fn_name)]
+        shapes = self._output_shapes(name, e, arrays, fn_name)
+        outs = [np.empty(shape, dtype) for shape, dtype in zip(shapes, e.output_dtypes)]
+        status = np.zeros(3, np.int64) if e.has_status else None
+        args = [arrays[key] if kind == "in" else outs[key] if kind == "out"
+                else store[key] if kind == "var" else status for kind, key in e.order]
         self.functions[name](*args)
         if status is not None and status[0]:
-            raise e.run_time_error(status, fn_name)
+            raise e.run_time_error(status, fn_name, lookup_symbol_in(self._bodies.op, e.name))
         return dict(zip(e.output_names, outs))
 
 

@@ -4,14 +4,16 @@
   numpy reference semantics, so what a model means can be inspected step by step. Derivative
   requests (`autodiff.grad`, from the DSL's `grad` and `train` clauses) are first expanded by
   the pipeline table's rows up to `DEV_STAGE` (the `autodiff` pass, then `canonicalize,cse`).
-- `CompiledEngine`: compiled code called through a `CompiledRunner`: "jit" lowers the module
-  by every row of the pipeline table and compiles it in process (`CompiledEngine.jit`);
-  "shared" calls a library built by `irkit-compile -o model.so` (`irkit.load`).
+- `CompiledEngine`: compiled code called through a `CompiledRunner`: "jit" (`JitEngine`)
+  lowers the module by every row of the pipeline table and compiles it in process, and from
+  a source file goes through the compile cache (`irkit.runtime.compile_cache`); "shared"
+  calls a library built by `irkit-compile -o model.so` (`irkit.load`).
 
 A `Model` asks its engine which functions it has, their inputs and outputs, the variables'
 initial values, and to run a function on checked inputs with the variables' storage; it never
 asks which engine it is. A new engine is one class here and one entry in `ENGINES` (those a
-`Model` can be built on from a graph module).
+`Model` can be built on from a graph module, `from_module`, or from a model file's text,
+`from_source`).
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from irkit.dialects.graph import VariableOp, variable_specs
 from irkit.interpreter import Interpreter, to_value
 from irkit.ir import Operation
 from irkit.passes import pipeline
-from irkit.runtime.compiled import CompiledRunner, lower_model_with_graph
+from irkit.runtime.compiled import CompiledModels, CompiledRunner, compile_models
 from irkit.runtime.inputs import InputSpec, check_inputs, contiguous
-from irkit.symbols import lookup_symbol_in
+from irkit.symbols import lookup_symbol_in, symbol_name
 
 
 class Engine:
@@ -34,6 +36,26 @@ class Engine:
 
     name: str = ""
     module: Operation
+
+    @classmethod
+    def from_module(cls, module: Operation, opt_level: int = 2, threads: int = 0,
+                    disable=()) -> "Engine":
+        """The engine of one model's graph module (`opt_level`: compiled code's, 0..3;
+        `threads`: how many its parallel loops use, 0 for OpenMP's default; `disable`: passes
+        of the pipeline table left out, `pipeline.passes_between`)."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_source(cls, text: str, filename: str, model: str | None, opt_level: int = 2,
+                    cache: bool = True, threads: int = 0,
+                    disable=()) -> tuple[str, "Engine"]:
+        """(model name, engine) for the model `model` of the DSL text `text` read from
+        `filename` (None: its only model). Compiled engines may take it from the compile
+        cache (`cache`)."""
+        from irkit.frontend.dsl import compile_source, model_modules
+        models = model_modules(compile_source(text, filename))
+        name = select_model(models, filename, model)
+        return name, cls.from_module(models[name], opt_level, threads, disable)
 
     def functions(self) -> set[str]:
         """The names of the functions it can run (`forward`, `train_step`)."""
@@ -61,14 +83,28 @@ class Engine:
 # ---------------------------------------------------------------------------------------------
 
 
+def select_model(models, filename: str, model: str | None) -> str:
+    """The name of the model `model` of a file whose models are `models` (names), or of its
+    only model; a clear ValueError otherwise."""
+    if model is None:
+        if len(models) != 1:
+            raise ValueError(f"{filename} defines {len(models)} models "
+                             f"({', '.join(models)}); choose one with model=")
+        return next(iter(models))
+    if model not in models:
+        raise ValueError(f"{filename} has no model {model!r} (models: {', '.join(models)})")
+    return model
+
+
 def has_derivatives(module: Operation) -> bool:
     return any(op.name.startswith("autodiff.") for op in module.walk())
 
 
-def expand_derivatives(module: Operation) -> Operation:
-    """Run the pipeline table's rows up to `DEV_STAGE` on `module` (in place), which
-    expands its derivative requests into graph ops, and return it."""
-    pipeline.pass_manager(None, pipeline.DEV_STAGE).run(module)
+def expand_derivatives(module: Operation, disable=()) -> Operation:
+    """Run the pipeline table's rows up to `DEV_STAGE` on `module` (in place, without the
+    passes in `disable`), which expands its derivative requests into graph ops, and return
+    it."""
+    pipeline.pass_manager(None, pipeline.DEV_STAGE, disable).run(module)
     return module
 
 
@@ -107,9 +143,9 @@ class InterpreterEngine(Engine):
 
     name = "interpreter"
 
-    def __init__(self, module: Operation) -> None:
+    def __init__(self, module: Operation, disable=()) -> None:
         if has_derivatives(module):
-            module = expand_derivatives(module.clone())
+            module = expand_derivatives(module.clone(), disable)
         self.module = module
         self._state: dict = {}          # what ops keep across calls (the variables too)
         self._functions = {}
@@ -119,8 +155,9 @@ class InterpreterEngine(Engine):
                 self._functions[name] = fn
 
     @classmethod
-    def from_module(cls, module: Operation, opt_level: int = 2) -> "InterpreterEngine":
-        return cls(module)
+    def from_module(cls, module: Operation, opt_level: int = 2,
+                    threads: int = 0, disable=()) -> "InterpreterEngine":
+        return cls(module, disable)
 
     def functions(self) -> set[str]:
         return set(self._functions)
@@ -169,14 +206,6 @@ class CompiledEngine(Engine):
         #: lowered one
         self.module = module if module is not None else runner.module
 
-    @classmethod
-    def jit(cls, module: Operation, opt_level: int = 2) -> "CompiledEngine":
-        """The module lowered by every row of the pipeline table and compiled in process
-        (`opt_level` 0..3)."""
-        graph, lowered = lower_model_with_graph(module)
-        return cls(CompiledRunner.jit(lowered, opt_level=opt_level, graph=graph), "jit",
-                   module)
-
     def functions(self) -> set[str]:
         return set(self.runner.entries)
 
@@ -194,8 +223,44 @@ class CompiledEngine(Engine):
         return self.runner.run(fn, model_name, given, store)
 
 
-#: the engines a Model is built on from a graph module, by name: (module, opt_level) -> Engine
-ENGINES = {
-    "interpreter": InterpreterEngine.from_module,
-    "jit": CompiledEngine.jit,
+class JitEngine(CompiledEngine):
+    """"jit": the model lowered by every row of the pipeline table and compiled in process
+    (`opt_level` 0..3). From a model file's text it goes through the compile cache: a warm
+    start loads the object code and the model's interface, and runs nothing else."""
+
+    def __init__(self, compiled: CompiledModels, model: str, threads: int = 0) -> None:
+        super().__init__(compiled.runner(model, threads), "jit",
+                         compiled.models[model].module.op)
+
+    @classmethod
+    def from_module(cls, module: Operation, opt_level: int = 2,
+                    threads: int = 0, disable=()) -> "JitEngine":
+        name = symbol_name(module) or "model"
+        return cls(compile_models({name: module}, opt_level=opt_level, disable=disable), name,
+                   threads)
+
+    @classmethod
+    def from_source(cls, text: str, filename: str, model: str | None, opt_level: int = 2,
+                    cache: bool = True, threads: int = 0,
+                    disable=()) -> tuple[str, "JitEngine"]:
+        from irkit.diagnostics import SOURCES
+        from irkit.frontend.dsl import compile_source, model_modules
+        from irkit.runtime.compile_cache import cached_compile
+
+        def build() -> CompiledModels:
+            models = model_modules(compile_source(text, filename))
+            name = select_model(models, filename, model)
+            return compile_models({name: models[name]}, opt_level=opt_level, disable=disable)
+        compiled = cached_compile(text, filename, model or "*", build, jit=True,
+                                  options={"opt_level": opt_level,
+                                           "disable": sorted(disable)}, cache=cache)
+        SOURCES.add(filename, text)         # run-time errors show the model's lines
+        name = select_model(compiled.models, filename, model)
+        return name, cls(compiled, name, threads)
+
+
+#: the engines a Model is built on from a graph module or a model file, by name
+ENGINES: dict[str, type[Engine]] = {
+    "interpreter": InterpreterEngine,
+    "jit": JitEngine,
 }

@@ -11,6 +11,7 @@ numpy's `same_kind` casting allows.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,9 +29,51 @@ class InputSpec:
     def describe(self) -> str:
         return f"{self.element or self.dtype.name}[{', '.join(map(str, self.dims))}]"
 
+    @functools.cached_property
+    def axes(self) -> tuple[tuple, tuple]:
+        """((axis, size) of each fixed dim, (axis, symbol) of each named one): what checking
+        an array's shape reads, computed once."""
+        fixed = tuple((a, d) for a, d in enumerate(self.dims) if isinstance(d, int))
+        named = tuple((a, d) for a, d in enumerate(self.dims)
+                      if isinstance(d, str) and d != "?")
+        return fixed, named
+
 
 def check_inputs(specs: list[InputSpec], given: dict, fn_name: str) -> list[np.ndarray]:
-    """The inputs as arrays in declaration order, or a ValueError saying what is wrong."""
+    """The inputs as arrays in declaration order, or a ValueError saying what is wrong.
+
+    Called before every call of compiled code, so the common case is kept short: arrays
+    given as such are not wrapped again, and an input whose rank and fixed sizes match
+    binds its symbols without building a message; an input that does not is checked axis by
+    axis (`_check_axes`), which raises the error of its first wrong axis."""
+    if len(given) != len(specs) or not all(s.name in given for s in specs):
+        _check_names(specs, given, fn_name)
+    bound: dict[str, tuple[int, str]] = {}
+    out = []
+    for s in specs:
+        arr = given[s.name]
+        if type(arr) is not np.ndarray:
+            arr = np.asarray(arr)
+        shape = arr.shape
+        fixed, named = s.axes
+        if len(shape) != len(s.dims) or any(shape[a] != d for a, d in fixed):
+            _check_axes(s, arr, bound, fn_name)
+        for a, d in named:
+            first = bound.setdefault(d, (shape[a], s.name))
+            if first[0] != shape[a]:
+                raise ValueError(f"{fn_name}: dimension {d} is {first[0]} in input "
+                                 f"{first[1]!r} but {shape[a]} in input {s.name!r}")
+        if arr.dtype != s.dtype:
+            if not np.can_cast(arr.dtype, s.dtype, "same_kind"):
+                raise ValueError(f"{fn_name}: input {s.name!r} expects {s.element} "
+                                 f"elements, got {arr.dtype.name}")
+            arr = arr.astype(s.dtype)
+        out.append(arr)
+    return out
+
+
+def _check_names(specs: list[InputSpec], given: dict, fn_name: str) -> None:
+    """A ValueError naming the missing or unknown inputs, if any."""
     names = [s.name for s in specs]
     missing = [n for n in names if n not in given]
     if missing:
@@ -40,30 +83,25 @@ def check_inputs(specs: list[InputSpec], given: dict, fn_name: str) -> list[np.n
     if unknown:
         raise ValueError(f"{fn_name}: unknown input {unknown[0]!r} (expects "
                          f"{', '.join(names)})")
-    bound: dict[str, tuple[int, str]] = {}
-    out = []
-    for s in specs:
-        arr = np.asarray(given[s.name])
-        want = f"{s.describe()}"
-        if arr.ndim != len(s.dims):
-            raise ValueError(f"{fn_name}: input {s.name!r} expects {want}, got an array of "
-                             f"shape {list(arr.shape)}")
-        for axis, (d, n) in enumerate(zip(s.dims, arr.shape)):
-            if isinstance(d, int) and d != n:
-                raise ValueError(f"{fn_name}: input {s.name!r} expects {want}, got shape "
-                                 f"{list(arr.shape)} (axis {axis} is {n}, not {d})")
-            if isinstance(d, str) and d != "?":
-                first = bound.setdefault(d, (n, s.name))
-                if first[0] != n:
-                    raise ValueError(f"{fn_name}: dimension {d} is {first[0]} in input "
-                                     f"{first[1]!r} but {n} in input {s.name!r}")
-        if arr.dtype != s.dtype:
-            if not np.can_cast(arr.dtype, s.dtype, "same_kind"):
-                raise ValueError(f"{fn_name}: input {s.name!r} expects {s.element} "
-                                 f"elements, got {arr.dtype.name}")
-            arr = arr.astype(s.dtype)
-        out.append(arr)
-    return out
+
+
+def _check_axes(s: InputSpec, arr: np.ndarray, bound: dict, fn_name: str) -> None:
+    """Check `arr`'s rank and each of its axes in order against `s` (symbols against the
+    sizes `bound` by earlier inputs, binding new ones): the ValueError of the first wrong
+    one."""
+    want = s.describe()
+    if arr.ndim != len(s.dims):
+        raise ValueError(f"{fn_name}: input {s.name!r} expects {want}, got an array of "
+                         f"shape {list(arr.shape)}")
+    for axis, (d, n) in enumerate(zip(s.dims, arr.shape)):
+        if isinstance(d, int) and d != n:
+            raise ValueError(f"{fn_name}: input {s.name!r} expects {want}, got shape "
+                             f"{list(arr.shape)} (axis {axis} is {n}, not {d})")
+        if isinstance(d, str) and d != "?":
+            first = bound.setdefault(d, (n, s.name))
+            if first[0] != n:
+                raise ValueError(f"{fn_name}: dimension {d} is {first[0]} in input "
+                                 f"{first[1]!r} but {n} in input {s.name!r}")
 
 
 def bind_dims(specs, arrays) -> dict:

@@ -24,10 +24,11 @@ from pathlib import Path
 import numpy as np
 
 from irkit.dialects import register_all
-from irkit.frontend.dsl import compile_file, model_modules
 from irkit.ir import Operation
-from irkit.runtime.compiled import CompiledRunner
+from irkit.passes import pipeline
+from irkit.runtime.compiled import CompiledRunner, IRText
 from irkit.runtime.engines import ENGINES, CompiledEngine, Engine
+from irkit.source_files import read_source
 from irkit.symbols import symbol_name
 
 
@@ -79,11 +80,10 @@ class Model:
     caller's module is left as it was)."""
 
     def __init__(self, module: Operation, engine: str = "interpreter", *,
-                 opt_level: int = 2) -> None:
-        if engine not in ENGINES:
-            raise ValueError(f"unknown engine {engine!r}; available: "
-                             f"{', '.join(repr(e) for e in ENGINES)}")
-        self._init(symbol_name(module) or "model", ENGINES[engine](module, opt_level))
+                 opt_level: int = 2, threads: int | None = None, disable=()) -> None:
+        self._init(symbol_name(module) or "model",
+                   _engine_class(engine).from_module(module, opt_level, _threads(threads),
+                                                     _disable(disable)))
 
     @classmethod
     def from_engine(cls, name: str, engine: Engine) -> "Model":
@@ -153,33 +153,73 @@ class Model:
 
 
 def load_model(path: str | Path, model: str | None = None,
-               engine: str = "interpreter", opt_level: int = 2) -> Model:
+               engine: str = "interpreter", opt_level: int = 2, cache: bool = True,
+               threads: int | None = None, disable=(),
+               data_parallel: int | None = None) -> Model:
     """Compile a `.irk` file and return one of its models, ready to run on `engine` (its
     derivative requests expanded into graph ops for the interpreter, as `Model` does).
 
     `model` may be left out when the file defines exactly one model. `engine="jit"` lowers
     the model to loops and compiles it in process (`opt_level` 0..3); the result has the same
-    API.
+    API. Compiled code comes from the persistent compile cache when it holds this file's
+    model compiled the same way (`irkit.runtime.compile_cache`; `cache=False` bypasses it).
+    Compiled code runs its parallel loops on `threads` threads (`_threads`). `disable` names
+    passes of the pipeline table to leave out (`disable=["linalg-fuse"]`: no fusion groups),
+    for every engine: the interpreter runs the rows up to autodiff, which may name some.
+
+    `data_parallel=N` runs the model on N MPI ranks, this process being one of them
+    (`mpiexec -n N`), as PyTorch's DistributedDataParallel does: each rank is given its own
+    slice of the batch, the variables stay identical on all ranks, and the loss and the
+    gradients are those of the whole batch (`irkit.runtime.distributed`).
     """
-    top = compile_file(str(path))
-    models = model_modules(top)
-    if model is None:
-        if len(models) != 1:
-            raise ValueError(f"{path} defines {len(models)} models "
-                             f"({', '.join(models)}); choose one with model=")
-        model = next(iter(models))
-    if model not in models:
-        raise ValueError(f"{path} has no model {model!r} (models: {', '.join(models)})")
-    return Model(models[model], engine, opt_level=opt_level)
+    from irkit.frontend.dsl import DSLSyntaxError
+    threads = _threads(threads)
+    engine_class = _engine_class(engine)
+    filename = str(path)
+    text = read_source(filename, DSLSyntaxError)
+    if data_parallel is not None:
+        from irkit.runtime.distributed import data_parallel_engine
+        name, eng = data_parallel_engine(engine, text, filename, model, data_parallel,
+                                         opt_level, cache, threads, _disable(disable))
+        return Model.from_engine(name, eng)
+    name, eng = engine_class.from_source(text, filename, model, opt_level, cache, threads,
+                                         _disable(disable))
+    return Model.from_engine(name, eng)
 
 
-def load(path: str | Path, model: str | None = None) -> Model:
+def _engine_class(engine: str) -> type[Engine]:
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; available: "
+                         f"{', '.join(repr(e) for e in ENGINES)}")
+    return ENGINES[engine]
+
+
+def _disable(disable) -> tuple[str, ...]:
+    """`disable` as a tuple of pass names, checked against the pipeline table now (a typo is
+    an error before anything compiles): a string is one name or a comma-separated list."""
+    names = tuple(disable.split(",")) if isinstance(disable, str) else tuple(disable)
+    pipeline.passes_between(None, pipeline.compiled_stage(), names)
+    return names
+
+
+def _threads(threads: int | None) -> int:
+    """The thread count compiled code is given: None (not told) and 0 both mean OpenMP's
+    default, the `OMP_NUM_THREADS` environment variable, else every core; n > 0 at most n
+    threads per parallel loop (fewer where a loop has too little work); a ValueError for
+    anything else, before any compiling."""
+    from irkit.backends.llvm_cpu import check_threads
+    return check_threads(0 if threads is None else threads)
+
+
+def load(path: str | Path, model: str | None = None, threads: int | None = None) -> Model:
     """A model of a shared library built by `irkit-compile model.irk -o model.so` (engine
     "shared"), called through ctypes; its metadata is read from the sidecar `model.so.json`
-    and checked against the library (`irkit.exporters.library`)."""
+    and checked against the library (`irkit.exporters.library`: a CPU without the features
+    it was compiled for is refused). Its parallel loops run on `threads` threads (`_threads`;
+    one setting per library file and process: the last load of it decides)."""
     from irkit.exporters.library import open_library
     register_all()
-    lib = open_library(os.fspath(path), model)
+    lib = open_library(os.fspath(path), model, _threads(threads))
     runner = CompiledRunner(lib.lowered, lib.functions, lib.handle, prefix=f"{lib.model}_",
-                            graph=lib.graph)
+                            graph=IRText(lib.graph) if lib.graph is not None else None)
     return Model.from_engine(lib.model, CompiledEngine(runner, "shared"))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates .venv (once) with irkit installed in editable mode plus its test dependencies and
-# the examples' (scikit-learn, for the digits the demo trains on), and installs the optional
+# the examples' (scikit-learn, for the digits the demo trains on) and MPI's (mpi4py on the
+# MPICH wheel: `mpiexec -n 2` runs data parallel training), and installs the optional
 # Debian packages. Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ fi
 stamp=.venv/.irkit-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -e '.[test,examples]'
+  .venv/bin/python -m pip install -q -e '.[test,examples,mpi]'
   touch "$stamp"
 fi
 bash scripts/install-deps.sh

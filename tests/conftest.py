@@ -18,6 +18,16 @@ Profiles:
 The suite uses the toolkit as the tools do: every dialect and pass of irkit known by name
 (`irkit.tools.register_all`), since the parser and the pass manager know only what is
 registered.
+
+The persistent compile cache (`irkit.runtime.compile_cache`) is off for the suite
+(`IRKIT_CACHE_DIR` set empty, which subprocesses inherit): the suite never writes to the
+user's `~/.cache`, every test compiles what it tests whatever ran before it (tests that time
+or interrupt a compile, or count the passes it runs, would otherwise depend on the order),
+and a cold compile goes through the same object-code loading as a warm one, so the loading
+is tested everywhere. The cache's own tests (tests/unit/test_compile_cache.py) point it at
+their `tmp_path`. And the compiles of the runtime verify the IR after every pass, not only
+after every row of the pipeline table as users' do (`VERIFY_EACH_PASS`), so that a pass
+that breaks the IR is caught even where a later pass happens to mend it.
 """
 
 from __future__ import annotations
@@ -26,9 +36,12 @@ import os
 
 from hypothesis import HealthCheck, is_hypothesis_test, settings
 
+from irkit.runtime import compiled
 from irkit.tools import register_all
 
 register_all()
+os.environ["IRKIT_CACHE_DIR"] = ""
+compiled.VERIFY_EACH_PASS = True
 
 FUZZ_SCALE = 10
 FUZZ_EXAMPLES = 1000

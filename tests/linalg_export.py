@@ -16,6 +16,7 @@ irkit's API (never on text), into a module MLIR's own pipeline can run:
 - `graph.check` ops are dropped: they only fail a run, never change a value, and the
   callers pass valid inputs (irkit's interpreter, run on the same inputs, would raise
   where a check fails, so an invalid input still fails the comparison);
+- a `fusion.group` (how irkit compiles its ops: one kernel) is replaced by its body;
 - `graph.if %p` becomes MLIR's `scf.if` on `tensor.extract %p[]` (the i1 inside the 0-d
   predicate tensor), its regions moved over as they are and each `graph.yield` an
   `scf.yield` of the same values: the same structured conditional in MLIR's spelling.
@@ -181,6 +182,7 @@ def export_function(model: Operation, name: str) -> ExportedFunction:
     inputs = tuple(s.name for s in arg_specs(fn))
     outputs = tuple(result_names(fn))
     variables = _variables_by_name(model)
+    _inline_groups(fn)
     passed, assigned = _state_to_arguments(fn, variables)
     checks = _drop_checks(fn)
     ifs = _raise_ifs(fn)
@@ -190,6 +192,22 @@ def export_function(model: Operation, name: str) -> ExportedFunction:
     if left:
         raise ExportError(f"@{name} still holds ops MLIR does not define: {', '.join(left)}")
     return ExportedFunction(module, name, inputs, outputs, passed, assigned, checks, ifs)
+
+
+def _inline_groups(fn: Operation) -> None:
+    """Each `fusion.group` replaced by its body: its ops moved before it, the values its
+    `fusion.yield` hands out in place of its results. A group only says how irkit compiles
+    its ops (one kernel); what it computes is its body's, which MLIR runs unfused."""
+    for group in [o for o in fn.walk() if o.name == "fusion.group"]:
+        group.inline_captures()
+        body = group.regions[0].blocks[0]
+        term = body.last
+        for op in list(body.ops)[:-1]:
+            op.detach()
+            group.parent.insert_before(group, op)
+        for r, v in zip(group.results, term.operands):
+            r.replace_all_uses_with(v)
+        group.erase()
 
 
 def initial_state(model: Operation) -> dict[str, np.ndarray]:

@@ -10,8 +10,11 @@
     irkit-compile model.irk --emit=asm                 # host assembly
     irkit-compile model.irk --emit=obj -o model.o      # object file (never to a terminal)
     irkit-compile model.irk -o model.so                # shared library + model.h + model.so.json
+    irkit-compile model.irk -o model.so --cpu=x86-64-v3   # for any AVX2 machine, not just this
     irkit-compile model.irk --emit=loop --mlir-timing --mlir-print-ir-after-all
     irkit-compile model.irk --emit=memory --verify-each=numeric   # interpret around each pass
+    irkit-compile model.irk --emit=autodiff --data-parallel 2     # partitioned over 2 ranks
+    irkit-compile model.irk --data-parallel 8 --partition-report  # bytes per step, cost model
 
 The IR `--emit` stages are the rows of the pipeline table (`irkit.passes.pipeline.STAGES`):
 `--emit=STAGE` runs the rows up to STAGE on the compiled top-level module and prints it. The
@@ -20,7 +23,24 @@ rows, as the JIT does, and compile one flat module of every model's lowered func
 renamed `<model>_<function>` so that several models share one library
 (`irkit.exporters.library`).
 The passes run through irkit-opt's pass manager (`tools/opt.build_pass_manager`), so
-`--mlir-timing` and the `--mlir-print-ir-*` flags behave as there.
+`--mlir-timing` and the `--mlir-print-ir-*` flags behave as there. An IR `--emit` stage is
+verified after every pass, as irkit-opt does; machine code (`llvm`, `asm`, `obj`, `.so`) after
+every row of the pipeline table, as the JIT does (`runtime.compiled._run_rows`): verifying
+after each of the ~25 passes of the example models took 1.4 s of mlp's 8 s to a library, and
+the per-row check still stops broken IR at the end of the row that broke it. `--verify-each`
+verifies after every pass there too.
+`-o NAME.so` and `--emit=obj` go through the persistent compile cache
+(`irkit.runtime.compile_cache`, shared with the JIT): a file compiled before the same way
+is linked from its cached object code without running the DSL, the passes or LLVM.
+`--no-cache` bypasses it, and so does any flag that observes the pipeline (`--mlir-timing`,
+`--mlir-print-ir-*`, `--verify-each=numeric`, `--memory-report`).
+`--data-parallel N` partitions every model at the end of the autodiff row as
+`load_model(..., data_parallel=N)` does (`irkit.runtime.distributed.data_parallel_rows`): the
+batch split over N MPI ranks, the variables replicated, the compiled code calling MPI.
+`--partition-report` prints, on stderr, each collective's bytes per step and the cost
+model's predicted step times at 8, 64 and 512 ranks (`irkit.passes.parallel_report`), from
+the step time `--step-ms` or, without it, the unpartitioned step measured here with the
+JIT at batch `--batch`.
 Errors (DSL or pass failures) are printed as located diagnostics on stderr, exit code 1; bad
 command-line usage exits with 2. Output files are written to temporaries and renamed into
 place when all are complete, so a failure (naming the file that failed) or Ctrl-C (exit
@@ -38,11 +58,12 @@ from irkit.passes import pipeline
 from irkit.tools import register_all
 
 
-def _pass_manager(args, passes: str):
+def _pass_manager(args, passes: str, by_row: bool = False):
     """irkit-opt's pass manager for the textual pipeline `passes`, with this command line's
-    instrumentation
-    (`--mlir-print-ir-*`, `--verify-each`; `--mlir-timing` is added by `run`) and a remark
-    per function from every `plan-memory` in it under `--memory-report`."""
+    instrumentation (`--mlir-print-ir-*`, `--verify-each`; `--mlir-timing` is added by `run`)
+    and reports (`--memory-report`, `--fusion-report`: `opt.REPORTING_PASSES`). Without
+    `--verify-each` it verifies after every pass, unless `by_row`: one row of the pipeline
+    table, which the caller verifies after it (`runtime.compiled.lower_model_with_graph`)."""
     from irkit.tools.opt import build_arg_parser as opt_parser, build_pass_manager
     ns = opt_parser().parse_args([])
     ns.flat = passes
@@ -51,16 +72,56 @@ def _pass_manager(args, passes: str):
                     "mlir_print_ir_after", "mlir_print_ir_before",
                     "mlir_print_ir_after_failure", "mlir_print_ir_module_scope",
                     "mlir_print_op_generic", "mlir_print_debuginfo", "verify_each",
-                    "numeric_reproducer"):
+                    "numeric_reproducer", "fusion_report", "memory_report"):
             setattr(ns, key, getattr(args, key))
+        if args.verify_each is None:
+            ns.verify_each = "false" if by_row else "true"
     pm = build_pass_manager(ns)
-    if args is not None and getattr(args, "memory_report", False):
-        for p in pm.passes():
-            if p.name == "plan-memory":
-                p.report = True
     if args is not None and getattr(args, "timing", None) is not None:
         pm.add_instrumentation(args.timing)
     return pm
+
+
+def _rows(args, start, stop) -> str:
+    """The passes of the pipeline table's rows after `start` up to `stop`, with
+    `--disable`, and partitioned with `--data-parallel`."""
+    if args.data_parallel is None:
+        return pipeline.passes_between(start, stop, args.disable)
+    from irkit.runtime.distributed import data_parallel_rows
+    return data_parallel_rows(start, stop, args.data_parallel, args.disable)
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
+
+
+def _pass_list(text: str) -> list[str]:
+    """`--disable`'s value: pass names the pipeline table runs (argparse reports others)."""
+    names = [n for n in text.split(",") if n]
+    try:
+        pipeline.passes_between(None, pipeline.compiled_stage(), names)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return names
+
+
+def _cpu_name(name: str) -> str:
+    """`--cpu`'s value, if it is one of the backend's `CPU_CHOICES` (the backend, and LLVM
+    with it, is imported only for another CPU than the default, native, so that printing IR
+    stages stays quick)."""
+    if name == "native":
+        return name
+    from irkit.backends.llvm_cpu import CPU_CHOICES
+    if name not in CPU_CHOICES:
+        raise argparse.ArgumentTypeError(f"invalid choice: {name!r} (choose from "
+                                          f"{', '.join(CPU_CHOICES)})")
+    return name
 
 
 #: --emit stages that produce machine code (or LLVM IR) from the lowered models
@@ -83,16 +144,50 @@ def build_arg_parser() -> argparse.ArgumentParser:
                          "writes NAME.h and NAME.so.json next to it")
     ap.add_argument("-O", dest="opt_level", type=int, default=2, choices=[0, 1, 2, 3],
                     metavar="N", help="LLVM optimization level, -O0..-O3 (default -O2)")
+    ap.add_argument("--cpu", default="native", type=_cpu_name,
+                    help="the CPU the machine code is for (default native: this machine's; "
+                         "x86-64-v3: AVX2 and FMA, x86-64-v4: AVX-512, generic: every CPU of "
+                         "this architecture); a library refuses, at load, a CPU without the "
+                         "features it was compiled for")
+    ap.add_argument("--disable", default=[], type=_pass_list, metavar="PASS[,PASS...]",
+                    help="leave these passes of the pipeline out, e.g. "
+                         "--disable=linalg-fuse,graph-merge-matmuls (names as "
+                         "--emit's stages run them: irkit-opt --list-passes)")
+    ap.add_argument("--no-cache", action="store_true",
+                    help="compile even when the compile cache ($IRKIT_CACHE_DIR, else "
+                         "~/.cache/irkit) holds this model compiled the same way, and do not "
+                         "store the result")
     ap.add_argument("--memory-report", action="store_true",
                     help="with --emit=memory|llvm|asm|obj or -o NAME.so: a remark per function "
                          "on stderr with its arena, the lower bound (the most bytes live at "
                          "one point) and each buffer live at the peak, at its DSL line")
+    ap.add_argument("--fusion-report", action="store_true",
+                    help="with --emit=linalg or later, or -o NAME.so: a remark per function on "
+                         "stderr from each fusion pass: kernels, bytes moved, flops and "
+                         "arithmetic intensity before and after; each fusion group with its "
+                         "model lines; each refused candidate with the cost model's reason")
+    ap.add_argument("--data-parallel", type=_positive, default=None, metavar="N",
+                    help="split every input's batch (first) dimension over N MPI ranks, the "
+                         "variables replicated, after autodiff (run with mpiexec -n N)")
+    ap.add_argument("--partition-report", action="store_true",
+                    help="with --data-parallel: each collective's bytes per step, and the "
+                         "predicted step time of data, tensor and pipeline parallelism at "
+                         "8, 64 and 512 ranks on 100 Gb/s links, on stderr")
+    ap.add_argument("--step-ms", type=float, default=None, metavar="MS",
+                    help="the partition report's one-process step time (default: measured "
+                         "here, the JIT's train_step at --batch)")
+    ap.add_argument("--batch", type=_positive, default=1024, metavar="B",
+                    help="the global batch of the partition report (default 1024)")
     ap.add_argument("--mlir-print-debuginfo", action="store_true",
                     help="print the DSL location of every op")
     ap.add_argument("--mlir-print-op-generic", action="store_true",
                     help="print every op in generic form")
     inst = ap.add_argument_group("instrumentation (as in irkit-opt)")
-    add_verify_each_arguments(inst)
+    add_verify_each_arguments(
+        inst, default=None,
+        default_help="verify after every pass (by default: after every pass for an IR --emit "
+                     "stage, after every row of the pipeline table for machine code, as the "
+                     "JIT does)")
     inst.add_argument("--mlir-timing", action="store_true",
                       help="report the wall time of each pass and backend step on stderr")
     inst.add_argument("--mlir-print-ir-after-all", "--print-ir-after-all",
@@ -134,35 +229,94 @@ def _compile_machine(top, args, filename: str) -> int:
         return 1
 
     def make_pm(start, stop):
-        return _pass_manager(args, pipeline.passes_between(start, stop))
+        return _pass_manager(args, _rows(args, start, stop), by_row=True)
     pairs = {name: lower_model_with_graph(mod, make_pm) for name, mod in models.items()}
     lowered = {name: p[1] for name, p in pairs.items()}
     t0 = time.perf_counter()
     if args.emit is None:                                   # -o NAME.so
-        write_library(lowered, args.output, opt_level=args.opt_level,
+        write_library(lowered, args.output, opt_level=args.opt_level, cpu=args.cpu,
                       graphs={name: p[0] for name, p in pairs.items()})
         what = "Backend (object, link, header)"
     else:
         emit = {"llvm": llvm_cpu.emit_llvm_ir, "asm": llvm_cpu.emit_assembly,
                 "obj": llvm_cpu.emit_object}[args.emit]
         # On a helper thread, so that Ctrl-C acts at once, not when LLVM returns.
-        data = llvm_cpu.run_interruptibly(emit, flat_module(lowered), opt_level=args.opt_level)
+        data = llvm_cpu.run_interruptibly(emit, flat_module(lowered), opt_level=args.opt_level,
+                                          cpu=args.cpu)
         what = f"Backend ({args.emit})"
         if isinstance(data, bytes):
-            if args.output == "-":
-                if sys.stdout.isatty():
-                    sys.stderr.write("irkit-compile: error: refusing to write an object file "
-                                     "to a terminal; use -o FILE.o or redirect stdout\n")
-                    return 1
-                sys.stdout.flush()
-                sys.stdout.buffer.write(data)
-                sys.stdout.buffer.flush()
-            else:
-                _write_file(args.output, data)
+            if _write_object(args.output, data):
+                return 1
         else:
             _write_text(args.output, data)
     if args.timing is not None:
         args.timing.add_phase(what, time.perf_counter() - t0)
+    return 0
+
+
+def _uses_cache(args) -> bool:
+    """Whether this command line is served through the compile cache: there is one (not
+    `--no-cache`, `IRKIT_CACHE_DIR` not empty), it asks for a library or an object file
+    (what the cache holds), and nothing that observes the pipeline run (timing, IR printing,
+    numeric verification, memory reports). A miss verifies as `--verify-each` says."""
+    from irkit.user_cache import cache_directory
+    observed = (args.mlir_timing or args.memory_report or args.fusion_report
+                or args.partition_report
+                or args.verify_each == "numeric"
+                or args.mlir_print_ir_after_all or args.mlir_print_ir_before_all
+                or args.mlir_print_ir_after or args.mlir_print_ir_before
+                or args.mlir_print_ir_after_failure)
+    return (not args.no_cache and args.emit in (None, "obj") and not observed
+            and cache_directory() is not None)
+
+
+class _NoSuchModel(Exception):
+    """`--model` names no model of the file (already reported on stderr)."""
+
+
+def _compile_cached(text: str, filename: str, args) -> int:
+    """`-o NAME.so` or `--emit=obj` through the compile cache
+    (`irkit.runtime.compile_cache`): a hit skips the DSL, the passes and LLVM, and a library
+    is linked from the cached object code."""
+    from irkit.exporters.library import write_library
+    from irkit.frontend.dsl import compile_source
+    from irkit.runtime.compile_cache import cached_compile
+    from irkit.runtime.compiled import compile_models
+
+    def build():
+        models = _select_models(compile_source(text, filename), args, filename)
+        if models is None:
+            raise _NoSuchModel
+        return compile_models(models, opt_level=args.opt_level, cpu=args.cpu, jit=False,
+                              make_pm=lambda start, stop: _pass_manager(
+                                  args, _rows(args, start, stop), by_row=True))
+    try:
+        compiled = cached_compile(text, filename, args.model or "*", build, jit=False,
+                                  options={"opt_level": args.opt_level, "cpu": args.cpu,
+                                           "disable": sorted(args.disable),
+                                           "data_parallel": args.data_parallel})
+    except _NoSuchModel:
+        return 1
+    if args.emit == "obj":
+        return _write_object(args.output, compiled.code.data)
+    write_library({n: mc.lowered.op for n, mc in compiled.models.items()}, args.output,
+                  opt_level=args.opt_level, cpu=args.cpu, object_code=compiled.code.data,
+                  graphs={n: mc.graph.op for n, mc in compiled.models.items()})
+    return 0
+
+
+def _write_object(path: str, data: bytes) -> int:
+    """An object file to `path` ('-': stdout, never a terminal); the exit status."""
+    if path != "-":
+        _write_file(path, data)
+        return 0
+    if sys.stdout.isatty():
+        sys.stderr.write("irkit-compile: error: refusing to write an object file "
+                         "to a terminal; use -o FILE.o or redirect stdout\n")
+        return 1
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
     return 0
 
 
@@ -184,6 +338,54 @@ def _write_file(path: str, data: bytes) -> None:
         files.commit()
 
 
+def _partition_report(top, args, filename: str) -> None:
+    """`--partition-report`: per model, the collectives' bytes and the cost model's table
+    (see the module docstring), on stderr."""
+    from irkit.passes.parallel_report import (
+        collective_traffic, format_cost_table, format_traffic, weight_layers,
+    )
+    from irkit.symbols import lookup_symbol_in
+    models = _select_models(top, args, filename) or {}
+    for name, module in models.items():
+        part = module.clone()
+        _pass_manager(None, _rows(args, None, pipeline.DEV_STAGE)).run(part)
+        traffic = collective_traffic(part)
+        sys.stderr.write(f"partition report: {name} on {args.data_parallel} ranks (data "
+                         f"parallel), bytes per step\n{format_traffic(traffic)}\n")
+        step = "train_step" if lookup_symbol_in(module, "train_step") is not None \
+            else "forward"
+        grads = sum(t.payload(args.batch) for t in traffic
+                    if t.function == step and t.kind == "parallel.all_reduce")
+        plain = module.clone()
+        _pass_manager(None, pipeline.passes_between(None, pipeline.DEV_STAGE,
+                                                    args.disable)).run(plain)
+        layers = weight_layers(lookup_symbol_in(plain, "forward"))
+        seconds = args.step_ms / 1e3 if args.step_ms is not None else \
+            _measure_step(module, step, args.batch)
+        sys.stderr.write(format_cost_table(name, seconds, grads, layers, args.batch) + "\n")
+
+
+def _measure_step(module, step: str, batch: int) -> float:
+    """Seconds of one `step` of the unpartitioned model compiled here, at `batch` (the
+    median of 5 calls after one warm-up; float inputs normal, integer inputs 0)."""
+    import numpy as np
+    from irkit.runtime.model import Model
+    m = Model(module, "jit")
+    rng = np.random.default_rng(0)
+    given = {s.name: (rng.normal(size=[batch if isinstance(d, str) else d for d in s.dims])
+                      .astype(s.dtype) if s.dtype.kind == "f" else
+                      np.zeros([batch if isinstance(d, str) else d for d in s.dims], s.dtype))
+             for s in m.inputs}
+    run = m.train_step if step == "train_step" else m.forward
+    run(**given)
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        run(**given)
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[2]
+
+
 def run(args) -> int:
     from irkit.diagnostics import IRError
     from irkit.frontend.dsl import compile_source
@@ -198,14 +400,22 @@ def run(args) -> int:
         return 1
     text, filename = source
     try:
+        if _uses_cache(args):
+            return _compile_cached(text, filename, args)
         t0 = time.perf_counter()
         top = compile_source(text, filename)
+        if args.partition_report:
+            if args.data_parallel is None:
+                sys.stderr.write("irkit-compile: error: --partition-report needs "
+                                 "--data-parallel N\n")
+                return 2
+            _partition_report(top, args, filename)
         if args.timing is not None:
             args.timing.add_phase("Parser (DSL)", time.perf_counter() - t0)
         if args.emit is None or args.emit in BINARY_STAGES:
             status = _compile_machine(top, args, filename)
         else:
-            _pass_manager(args, pipeline.passes_between(None, args.emit)).run(top)
+            _pass_manager(args, _rows(args, None, args.emit)).run(top)
             module = top
             models = _select_models(module, args, filename) if args.model else None
             if args.model is not None and models is None:

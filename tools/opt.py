@@ -88,6 +88,11 @@ def build_arg_parser() -> argparse.ArgumentParser:
                       help="print the whole module, not just the op the pass ran on")
     inst.add_argument("--mlir-timing", action="store_true",
                       help="report the wall time of each pass")
+    inst.add_argument("--fusion-report", action="store_true",
+                      help="a remark per function from each fusion pass in the pipeline "
+                           "(linalg-fuse-elementwise-ops, linalg-fuse): kernels, bytes moved, "
+                           "flops and intensity before and after, each group and each refused "
+                           "candidate with its reason")
     ap.epilog = ("Passes are also options of their own, as in mlir-opt: -NAME or "
                  "--NAME='OPTIONS' (see --list-passes).")
     return ap
@@ -110,15 +115,22 @@ def split_chunks(text: str, marker: str = SPLIT_MARKER) -> list[str]:
     return chunks
 
 
-def add_verify_each_arguments(group) -> None:
-    """`--verify-each` and `--numeric-reproducer`, which irkit-compile shares."""
-    group.add_argument("--verify-each", default="true", nargs="?", const="true",
+def add_verify_each_arguments(group, default: str | None = "true",
+                              default_help: str = "verify after every pass (default)") -> None:
+    """`--verify-each` and `--numeric-reproducer`, which irkit-compile shares (with its own
+    `default`, described by `default_help`)."""
+    group.add_argument("--verify-each", default=default, nargs="?", const="true",
                        choices=["true", "false", "numeric"],
-                       help="verify after every pass (default); 'numeric' also runs the "
+                       help=default_help + "; 'numeric' also runs the "
                             "interpreter before and after every pass and stops at the first "
                             "pass that changes a result")
     group.add_argument("--numeric-reproducer", default=None, metavar="FILE",
                        help="where --verify-each=numeric writes its reproducer")
+
+
+#: the report flags of the command line and the passes whose `report` option each turns on
+REPORTING_PASSES = {"fusion_report": ("linalg-fuse-elementwise-ops", "linalg-fuse"),
+                    "memory_report": ("plan-memory",)}
 
 
 def build_pass_manager(args):
@@ -143,6 +155,11 @@ def build_pass_manager(args):
             before_all=args.mlir_print_ir_before_all,
             after_failure=args.mlir_print_ir_after_failure,
             module_scope=args.mlir_print_ir_module_scope, printer=printer))
+    for flag, names in REPORTING_PASSES.items():
+        if getattr(args, flag, False):
+            for p in pm.passes():
+                if p.name in names:
+                    p.report = True
     if args.verify_each == "numeric":
         import tempfile
         from irkit.numeric_check import NumericCheckInstrumentation

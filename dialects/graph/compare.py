@@ -28,8 +28,8 @@ from irkit.dialects.graph.base import (
     GraphOp, StrProp, TensorSpec, broadcast_shapes, graph, is_float, is_int, same_dtype,
 )
 from irkit.dialects.graph.elementwise import (
-    ELEMENTWISE_TRAITS, NUMPY, BinaryOp, as_dtype, check_kind, filled_constant, keeps_shape,
-    literal_matches,
+    ELEMENTWISE_TRAITS, NUMPY, BinaryOp, as_dtype, check_kind, elementwise_sharding,
+    filled_constant, keeps_shape, literal_matches,
 )
 from irkit.dialects.graph.scalar import PREDICATES, Scalars
 
@@ -129,6 +129,9 @@ class WhereOp(GraphOp):
     rhs = Operand(AnyTensor)
     result = Result(AnyTensor)
     traits = ELEMENTWISE_TRAITS + (Linear(),)
+    #: for a fixed cond, sum_r where(c, x_r, y_r) = where(c, sum_r x_r, sum_r y_r)
+    _sum_linear = ((1, 2),)
+    sharding_rule = elementwise_sharding
 
     @classmethod
     def infer(cls, args, props):
@@ -220,6 +223,7 @@ class CastOp(GraphOp):
     operand = Operand(AnyTensor)
     result = Result(AnyTensor)
     traits = ELEMENTWISE_TRAITS + (Linear(),)
+    sharding_rule = elementwise_sharding        # no partial sums: a cast rounds each term
 
     def props(self):
         """The target element type is a property in all but storage: it is the result's."""

@@ -50,6 +50,7 @@ import numpy as np
 
 from irkit.attributes import DenseElementsAttr, numpy_dtype
 from irkit.ad_rules import Linear, NonDifferentiable
+from irkit.sharding_rules import ShardingRule, elementwise_rule
 from irkit.dialects.arith import fold as af
 from irkit.ir import Operation, Value
 from irkit.opdef import AnyTensor, Commutative, Elementwise, Operand, Pure, Result
@@ -138,6 +139,13 @@ def _kind_of(t: Type) -> str:
     return "float" if is_float(t) else "bool" if t is I1 else "int"
 
 
+def elementwise_sharding(op: GraphOp) -> ShardingRule:
+    """The sharding rule of a broadcasting elementwise op (`irkit.sharding_rules`): every
+    result dimension a factor, shared by the operand dimensions not broadcast; partial sums
+    pass through the operand groups of the op's `_sum_linear` (see `_SUM_LINEAR`)."""
+    return elementwise_rule(op, getattr(op, "_sum_linear", ()))
+
+
 # ---------------------------------------------------------------------------------------------
 # Unary
 # ---------------------------------------------------------------------------------------------
@@ -162,6 +170,8 @@ class UnaryOp(GraphOp):
     traits = ELEMENTWISE_TRAITS
     _kind = "float"
     _law: str | None = None
+    _sum_linear: tuple = ()
+    sharding_rule = elementwise_sharding
     #: the body (s, x) -> element, and a numpy kernel `evaluate` uses instead, if any
     _body: Callable
     _numpy: Callable | None = None
@@ -320,6 +330,7 @@ class ZerosLikeOp(GraphOp):
     operand = Operand(AnyTensor)
     result = Result(AnyTensor)
     traits = ELEMENTWISE_TRAITS
+    sharding_rule = elementwise_sharding
 
     @classmethod
     def infer(cls, args, props):
@@ -400,6 +411,8 @@ class BinaryOp(GraphOp):
     traits = ELEMENTWISE_TRAITS
     _kind = "num"
     _laws: tuple = ()
+    _sum_linear: tuple = ()
+    sharding_rule = elementwise_sharding
 
     @classmethod
     def infer(cls, args, props):
@@ -626,6 +639,12 @@ _DERIVATIVES = {
 #: the ops linear in all their operands: their reverse rule is their `transpose`
 _LINEAR = frozenset({"neg", "add", "sub"})
 
+# Partial sums (sharding rules): the operand groups each op is linear in, jointly. A rank's
+# terms pass through them: sum_r (x_r + y_r) = sum_r x_r + sum_r y_r, and
+# sum_r x_r * y = (sum_r x_r) * y with y replicated (equal up to rounding).
+_SUM_LINEAR = {"neg": ((0,),), "add": ((0, 1),), "sub": ((0, 1),), "mul": ((0,), (1,)),
+               "div": ((0,),)}
+
 
 def _elementwise_vjp(self, ad, cts):
     """Reverse mode: each operand's partial applied to the result's cotangent, summed back to
@@ -656,10 +675,12 @@ for _short, _body, _kind, _summary in _UNARY:
     elementwise_op(_short, _body, kind=_kind, summary=_summary,
                    derivative=_DERIVATIVES.get(_short), linear=_short in _LINEAR,
                    numpy=_NUMPY_KERNELS.get(_short), _law=_UNARY_LAWS.get(_short),
+                   _sum_linear=_SUM_LINEAR.get(_short, ()),
                    canonicalization_patterns=_PEEPHOLES.get(_short, ()))
 
 for _short, _body, _kind, _comm, _summary in _BINARY:
     elementwise_op(_short, _body, kind=_kind, summary=_summary, commutative=_comm,
                    derivative=_DERIVATIVES.get(_short), linear=_short in _LINEAR,
                    _laws=tuple(law[1:] for law in _BINARY_LAWS if law[0] == _short),
+                   _sum_linear=_SUM_LINEAR.get(_short, ()),
                    canonicalization_patterns=_PEEPHOLES.get(_short, ()))

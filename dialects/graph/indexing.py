@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from irkit.ad_rules import Linear, NonDifferentiable
+from irkit.sharding_rules import ShardingRule
 from irkit.opdef import AnyTensor, Operand, Pure, Result, VarOperand
 from irkit.types import F32
 from irkit.dialects.graph.base import (
@@ -67,6 +68,13 @@ class OneHotOp(GraphOp):
             if type(depth) is int and depth < 0:
                 raise ShapeError(f"one_hot depth must be non-negative, got {depth}")
         return [TensorSpec(indices.shape + (depth,), F32)]
+
+    def sharding_rule(self) -> ShardingRule | None:
+        """The indices' axes parallel; the classes whole. None with a run-time depth."""
+        if self.sizes:
+            return None
+        dims = tuple(f"d{i}" for i in range(self.indices.type.rank))
+        return ShardingRule((dims,), (dims + ("c",),), whole=frozenset({"c"}))
 
     def evaluate(self, indices, *sizes):
         depth = int(sizes[0]) if sizes else self.props()["depth"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from irkit.ad_rules import ADBuilder
+from irkit.sharding_rules import ShardingRule
 from irkit.ir import Operation, Value
 from irkit.opdef import AnyTensor, Operand, Pure, Result
 from irkit.rewrite import PatternRewriter, RewritePattern
@@ -68,6 +69,14 @@ class _AxisFloatOp(GraphOp):
         require_float(x, "the operand")
         checked_axis(props["axis"], x)
         return [x]
+
+    def sharding_rule(self) -> ShardingRule:
+        """Every axis parallel but the op's own, which each element of the result reads
+        whole."""
+        rank = self.operand.type.rank
+        dims = tuple(f"d{i}" for i in range(rank))
+        return ShardingRule((dims,), (dims,), {},
+                            frozenset({f"d{self.props()['axis'] % rank}"}))
 
     def _sum(self, ad: ADBuilder, v: Value) -> Value:
         """v summed along the op's axis, kept as size 1 to broadcast back."""
@@ -225,6 +234,14 @@ class CrossEntropyOp(GraphOp):
     #   d loss / d labels = -l / B                                      (float targets)
     # The row sum stays: the op does not assume that target rows sum to one.
 
+    def sharding_rule(self) -> ShardingRule:
+        """The batch a mean: with it split, each rank's loss over its rows, scaled by its
+        share of the rows, is a partial sum of the loss (the global mean is the sum of the
+        local means over the group size); the classes whole (a row's softmax reads them
+        all)."""
+        labels = ("b", "c") if self.labels.type.rank == 2 else ("b",)
+        return ShardingRule((("b", "c"), labels), ((),), {"b": "mean"})
+
     def nondiff_operands(self) -> tuple:
         """Class indices select entries: the loss is piecewise constant in them."""
         return (1,) if is_int(self.labels.type.element) else ()
@@ -300,6 +317,17 @@ class MseOp(GraphOp):
         with np.errstate(invalid="ignore", divide="ignore"):
             r = wide_sum(d * d) / d.size
         return np.asarray(r, pred.dtype)
+
+    def sharding_rule(self) -> ShardingRule:
+        """Every axis of the broadcast difference a mean (see cross_entropy's rule)."""
+        out = broadcast_shapes(TensorSpec.of(self.pred.type), TensorSpec.of(self.target.type))
+        rank = len(out)
+
+        def dims(t) -> tuple:
+            return tuple(None if d == 1 and out[i] != 1 else f"d{i}"
+                         for i, d in enumerate(t.shape, rank - t.rank))
+        return ShardingRule((dims(self.pred.type), dims(self.target.type)), ((),),
+                            {f"d{i}": "mean" for i in range(rank)})
 
     # With d = pred - target (broadcast) and n its element count, d loss = 2/n sum(d * dd):
     # the gradient is 2 d / n, summed back over the axes each operand was broadcast along.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from irkit.ad_rules import ADBuilder
+from irkit.sharding_rules import ShardingRule
 from irkit.ir import Value
 from irkit.opdef import AnyTensor, Operand, Pure, Result
 from irkit.dialects.graph.base import (
@@ -113,6 +114,26 @@ class MatmulOp(GraphOp):
             ga = ad.unbroadcast(ad.op("graph.matmul", ct, _swap_last(ad, b)), a)
             gb = ad.unbroadcast(ad.op("graph.matmul", _swap_last(ad, a), ct), b)
         return [ad.as_type(ga, a), ad.as_type(gb, b)]
+
+
+    def sharding_rule(self) -> ShardingRule:
+        """`[..., M, K] x [..., K, N]`: the batch dims, M and N parallel, K a partial sum
+        (split on both operands, each rank multiplies its slices: Megatron's row-parallel
+        layer); linear in each operand, so a partial operand gives a partial product. A
+        batch dim one operand broadcasts (size 1) has no factor there."""
+        a, b, out = self.lhs.type, self.rhs.type, self.results[0].type
+        nb = out.rank - (a.rank > 1) - (b.rank > 1)
+
+        def batch(t) -> list:
+            own = t.rank - 2
+            return [None if d == 1 and out.shape[i] != 1 else f"b{i}"
+                    for i, d in enumerate(t.shape[:own], nb - own)]
+        lhs = batch(a) + ["m", "k"] if a.rank > 1 else ["k"]
+        rhs = batch(b) + ["k", "n"] if b.rank > 1 else ["k"]
+        res = [f"b{i}" for i in range(nb)] + (["m"] if a.rank > 1 else []) + \
+            (["n"] if b.rank > 1 else [])
+        return ShardingRule((tuple(lhs), tuple(rhs)), (tuple(res),), {"k": "sum"},
+                            frozenset(), ((0,), (1,)))
 
 
 def _swap_last(ad: ADBuilder, v: Value) -> Value:

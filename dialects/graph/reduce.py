@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from irkit.ad_rules import ADBuilder, Linear, NonDifferentiable
+from irkit.sharding_rules import ShardingRule
 from irkit.ir import Operation, Value
 from irkit.opdef import AnyTensor, Operand, Pure, Result, registered_ops
 from irkit.rewrite import PatternRewriter, RewritePattern
@@ -220,6 +221,9 @@ class ReduceOp(GraphOp):
     axes = IntsProp(default=(), doc="axes to reduce; empty: all axes")
     keepdims = BoolProp(default=False, doc="keep reduced axes as size 1")
     traits = _TRAITS
+    #: what a rank holds when a reduced axis is split (`irkit.sharding_rules`): "sum" or
+    #: "mean" (a partial sum once scaled); None: the op needs the whole axis
+    _partial: str | None = None
 
     @classmethod
     def infer(cls, args, props):
@@ -240,6 +244,16 @@ class ReduceOp(GraphOp):
     def is_differentiable(self) -> bool:
         """An integer reduction (sum, max and min take integers) is piecewise constant."""
         return is_float(self.operand.type.element)
+
+    def sharding_rule(self) -> ShardingRule:
+        """Kept axes parallel; reduced ones a partial sum (or mean) per `_partial`, or whole;
+        a sum or mean is linear, so a partial operand gives a partial result."""
+        axes, rank = self._reduced(), self.operand.type.rank
+        keep = self.props()["keepdims"]
+        out = [None if i in axes else f"d{i}" for i in range(rank) if keep or i not in axes]
+        reductions = {f"d{i}": self._partial for i in axes} if self._partial else {}
+        return ShardingRule((tuple(f"d{i}" for i in range(rank)),), (tuple(out),), reductions,
+                            frozenset(), ((0,),) if self._partial else ())
 
     def _reduced(self) -> tuple:
         return reduction_axes(self.props()["axes"], TensorSpec.of(self.operand.type))
@@ -263,6 +277,7 @@ class ReduceSumOp(ReduceOp):
 
     name = "graph.reduce_sum"
     traits = _TRAITS + (Linear(),)
+    _partial = "sum"
 
     def transpose(self, ad: ADBuilder, cts: list) -> list:
         """Each operand element contributes once to its sum: the cotangent is repeated back
@@ -285,6 +300,7 @@ class ReduceMeanOp(ReduceOp):
 
     name = "graph.reduce_mean"
     traits = _TRAITS + (Linear(),)
+    _partial = "mean"
 
     def transpose(self, ad: ADBuilder, cts: list) -> list:
         """The sum's transpose divided by the element count (divided first, on the smaller
@@ -402,3 +418,11 @@ class ArgmaxOp(GraphOp):
         p = self.props()
         r = np.argmax(x, axis=p["axis"] % x.ndim, keepdims=p["keepdims"])
         return np.asarray(r, dtype=np.int64)
+
+    def sharding_rule(self) -> ShardingRule:
+        """The other axes parallel; the searched axis whole."""
+        p, rank = self.props(), self.operand.type.rank
+        axis = p["axis"] % rank
+        out = [None if i == axis else f"d{i}" for i in range(rank)
+               if p["keepdims"] or i != axis]
+        return ShardingRule((tuple(f"d{i}" for i in range(rank)),), (tuple(out),))

@@ -30,6 +30,7 @@ import numpy as np
 
 from irkit.attributes import DenseElementsAttr
 from irkit.ad_rules import Linear
+from irkit.sharding_rules import ShardingRule
 from irkit.ir import Value
 from irkit.opdef import AnyTensor, Operand, Pure, Result, VarOperand
 from irkit.rewrite import PatternRewriter, RewritePattern
@@ -177,6 +178,13 @@ class TransposeOp(GraphOp):
         if full_perm(self.props()["perm"], self.x.type.rank) == tuple(range(self.x.type.rank)):
             return same_value(self, self.x)
         return None
+
+    def sharding_rule(self) -> ShardingRule:
+        """Result axis i is x's axis perm[i]: a split moves with its axis; linear."""
+        rank = self.x.type.rank
+        perm = full_perm(self.props()["perm"], rank)
+        return ShardingRule((tuple(f"d{i}" for i in range(rank)),),
+                            (tuple(f"d{p}" for p in perm),), linear=((0,),))
 
     def transpose(self, ad, cts):
         """Result axis i is x's axis perm[i], so x's axis perm[i] is the cotangent's axis i."""
@@ -362,6 +370,24 @@ class ReshapeOp(GraphOp):
     def nondiff_operands(self):
         return tuple(range(1, len(self.operands)))
 
+    def sharding_rule(self) -> ShardingRule | None:
+        """The leading axes the reshape keeps (same size in x and the result, and the sizes
+        after them with equal static products) are parallel, so `[?, 28, 28] -> [?, 784]`
+        keeps a split batch; the regrouped axes are whole. None with `sizes` operands (run-
+        time sizes of the global shape). Linear."""
+        if self.sizes:
+            return None
+        a, b = self.x.type.shape, self.results[0].type.shape
+        kept = 0
+        while kept < min(len(a), len(b)) and a[kept] == b[kept] and \
+                None not in a[kept + 1:] + b[kept + 1:] and \
+                int(np.prod(a[kept + 1:])) == int(np.prod(b[kept + 1:])):
+            kept += 1
+
+        def dims(shape) -> tuple:
+            return tuple(f"d{i}" if i < kept else None for i in range(len(shape)))
+        return ShardingRule((dims(a),), (dims(b),), linear=((0,),))
+
     def transpose(self, ad, cts):
         return [_reshape_back(ad, cts[0], self.x)] + [None] * len(self.sizes)
 
@@ -512,6 +538,17 @@ class BroadcastToOp(GraphOp):
 
     def nondiff_operands(self):
         return tuple(range(1, len(self.operands)))
+
+    def sharding_rule(self) -> ShardingRule | None:
+        """Result axes parallel, shared by x's axes that are not repeated; None with `sizes`
+        operands (run-time sizes of the global shape). Linear."""
+        if self.sizes:
+            return None
+        out = self.results[0].type.shape
+        rank, t = len(out), self.x.type
+        x = tuple(None if d == 1 and out[i] != 1 else f"d{i}"
+                  for i, d in enumerate(t.shape, rank - t.rank))
+        return ShardingRule((x,), (tuple(f"d{i}" for i in range(rank)),), linear=((0,),))
 
     def transpose(self, ad, cts):
         """Sizes compare statically, as `unbroadcast` does: an axis of unknown size in x is

@@ -12,7 +12,9 @@
 - `tensors`: the `tensor` ops and tensor constants;
 - `state`: `graph.read` (aware of views), `graph.assign` and `graph.check`;
 - `control`: `graph.if` -> `loop.if`, its branches bufferized by the same rules;
+- `fusion`: `fusion.group` on tensors -> on memrefs, its intermediates' buffers inside it;
 - `scatter`: `graph.scatter_add`, which no structured op expresses, straight to loops;
+- `collectives`: the `parallel` dialect's collectives -> `mpi` ops on their buffers;
 - `output_sizes`: a function's `<name>_output_sizes` sibling, its outputs' `?` sizes from
   the inputs' (the `output-sizes` option).
 
@@ -23,7 +25,7 @@ package does; `irkit-opt --describe graph.scatter_add` shows the entry.
 from irkit.passes.bufferization.buffers import BufferizeError, FunctionBuffers
 from irkit.passes.bufferization.function import BUFFERIZATIONS, Bufferization, bufferizes
 from irkit.passes.bufferization import (  # noqa: F401  (register their rules)
-    control, scatter, state, structured, tensors,
+    collectives, control, fusion, scatter, state, structured, tensors,
 )
 
 __all__ = ["BUFFERIZATIONS", "Bufferization", "BufferizeError", "FunctionBuffers",

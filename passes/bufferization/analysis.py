@@ -6,11 +6,12 @@ so these questions are answered on the old IR, with the positions `FunctionBuffe
 numbers every op with (pre-order over the body, nested ops included: an op's regions come
 right after it, before the next op of its block).
 
-**Views.** A `tensor.cast`, `tensor.extract_slice`, `tensor.collapse_shape` or
-`tensor.expand_shape` may bufferize to a view of its source's buffer (the same buffer, a
-`memory.subview`, a reshaping `memory.view`). Whether it does depends on the buffer, so the
-analysis assumes it may: a view keeps its source's buffer alive (`extend_through_views`), and
-anything that reads a view reads the source's memory (`views_of`).
+**Views.** A `tensor.cast`, `tensor.extract_slice`, `tensor.collapse_shape`,
+`tensor.expand_shape` or `parallel.all_slice` (this rank's block: `collectives.py`) may
+bufferize to a view of its source's buffer (the same buffer, a `memory.subview`, a
+reshaping `memory.view`). Whether it does depends on the buffer, so the analysis assumes it
+may: a view keeps its source's buffer alive (`extend_through_views`), and anything that
+reads a view reads the source's memory (`views_of`).
 
 **Destination passing.** A structured op on tensors writes each result into a buffer holding
 its `outs` operand's value (MLIR's tied operand); `tensor.insert_slice` and `tensor.insert`
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 from irkit.ir import OpOperand, OpResult, Operation, Value
 from irkit.dialects.linalg import StructuredOp
+from irkit.dialects.parallel import AllSliceOp
 from irkit.dialects.tensor import (
     CastOp, CollapseShapeOp, ExpandShapeOp, ExtractSliceOp, InsertOp, InsertSliceOp,
 )
@@ -49,6 +51,8 @@ def view_source(op: Operation) -> Value | None:
     """The tensor whose buffer `op`'s result may be a view of, or None."""
     if isinstance(op, (CastOp, ExtractSliceOp)):
         return op.source
+    if isinstance(op, AllSliceOp):
+        return op.operand
     if isinstance(op, (CollapseShapeOp, ExpandShapeOp)):
         return op.src
     return None

@@ -2,14 +2,22 @@
 reduction and elementwise `linalg.generic`s, summing with `core.Accumulator` (its docstring
 has the bound).
 
-- softmax and log_softmax take the same three passes over their axis as the numpy reference
-  (graph/loss.py): the maximum m (a reduction generic from -inf), then the sum of
-  `exp(x - shift)` (shift = m, or 0 where m is not finite) carried wide by
-  `core.Accumulator`, rounded once per slice (log_softmax takes the `log` of the wide sum
-  first) by a small elementwise generic, then the normalization over the operand's shape:
-  `exp(x - shift) / sum` (the exponential recomputed, the same bits as the stored one) or
-  `(x - shift) - log_sum`. The shift is recomputed in each body from m (a select), rather
-  than stored in a tensor of its own.
+- softmax and log_softmax read their input twice, where the numpy reference (graph/loss.py)
+  reads it three times: the maximum m (a reduction generic from -inf), then one reduction
+  generic that sums `exp(x - shift)` (shift = m, or 0 where m is not finite) wide with
+  `core.Accumulator` and also stores, per element, what the last step needs: softmax's
+  `e = exp(x - shift)`, log_softmax's `z = x - shift`. That output is indexed by every
+  loop, the reduction's too (`(d0, d1) -> (d0, d1)` under `["parallel", "reduction"]`), so
+  each point writes its own element (the loop level stores it every iteration). A small
+  elementwise generic rounds the sum once per slice (log_softmax takes the `log` of the
+  wide sum first), and the last generic reads the stored tensor, not x, and overwrites it
+  in place (it is that generic's `outs`, its element the output block argument, so
+  `bufferize` gives the result the stored tensor's buffer): `e / sum` or `z - log_sum`.
+  The values are the reference's bit for bit: the same f32 exponential, computed once
+  instead of twice, the same wide sum in the same order, the same division. Why: the
+  exponential is the costly part of a softmax, and a third sweep over x is memory traffic
+  (issue 13: at most two passes over the input). The shift is recomputed in each body
+  from m (a select), rather than stored in a tensor of its own.
 - cross_entropy, logits [B, C]: the row maximum and the wide sum of exponentials as above,
   log_sum rounded per row; then the row terms and their sum over the batch in one
   reduction generic into a 0-d wide output, and `-(sum) / B` rounded once.
@@ -51,19 +59,28 @@ def slice_max(cv: FunctionConversion, x: Value, axis: int) -> Value:
     return reduce_generic(cv, x, (axis,), [init], lambda s, a: [s.max(a[1], a[0])])[0]
 
 
-def exp_sum(cv: FunctionConversion, acc: Accumulator, x: Value, axis: int, m: Value
-            ) -> list[Value]:
-    """The carried tensors of the sum of `exp(x - shift(m))` along `axis`."""
+def exp_sum(cv: FunctionConversion, acc: Accumulator, x: Value, axis: int, m: Value,
+            keep: str | None = None) -> list[Value]:
+    """The carried tensors of the sum of `exp(x - shift(m))` along `axis`; with `keep`
+    ("exp" or "shifted"), then one more tensor of x's shape holding each element's
+    `exp(x - shift)` or `x - shift`, stored as the sum goes (see the module docstring)."""
     rank = x.type.rank
     outs = acc.outputs(cv, reduced_type(x, (axis,)).shape, reduced_sizes(cv, x, (axis,)))
-    m_map = projection(rank, kept_axes(rank, (axis,)))
+    row_map = projection(rank, kept_axes(rank, (axis,)))
     n = acc.count
+    maps = [identity_map(rank), row_map] + [row_map] * n
+    if keep is not None:
+        outs.append(cv.empty(x.type, cv.sizes(x)))
+        maps.append(identity_map(rank))
 
     def body(s, args):
-        elem, mx = args[0], args[1]
-        return acc.add(s, args[2:2 + n], s.exp(s.sub(elem, _shift(s, mx))))
+        shifted = s.sub(args[0], _shift(s, args[1]))
+        e = s.exp(shifted)
+        stored = [] if keep is None else [e if keep == "exp" else shifted]
+        return acc.add(s, args[2:2 + n], e) + stored
 
-    return reduce_generic(cv, x, (axis,), outs, body, others=[(m, m_map)])
+    iterators = [REDUCTION if a == axis else PARALLEL for a in range(rank)]
+    return cv.generic([x, m], outs, maps, iterators, body)
 
 
 def _softmax(cv: FunctionConversion, op: Operation, log: bool) -> list[Value]:
@@ -72,22 +89,20 @@ def _softmax(cv: FunctionConversion, op: Operation, log: bool) -> list[Value]:
     rank = x.type.rank
     acc = Accumulator(t.element)
     m = slice_max(cv, x, axis)
-    carried = exp_sum(cv, acc, x, axis, m)
+    *carried, stored = exp_sum(cv, acc, x, axis, m, keep="shifted" if log else "exp")
     row_type = reduced_type(x, (axis,))
     if log:
         total = acc.finish(cv, carried, row_type, lambda s, v: s.log(v))
     else:
         total = acc.finish(cv, carried, row_type)
     row_map = projection(rank, kept_axes(rank, (axis,)))
-    out = cv.empty(t, cv.sizes(x))
 
-    def body(s, args):
-        elem, mx, tot = args[:3]
-        shifted = s.sub(elem, _shift(s, mx))
-        return [s.sub(shifted, tot) if log else s.div(s.exp(shifted), tot)]
+    def body(s, args):                          # in place: the stored element is the output's
+        tot, v = args
+        return [s.sub(v, tot) if log else s.div(v, tot)]
 
-    maps = [identity_map(rank), row_map, row_map, identity_map(rank)]
-    return cv.generic([x, m, total], [out], maps, [PARALLEL] * rank, body)
+    return cv.generic([total], [stored], [row_map, identity_map(rank)], [PARALLEL] * rank,
+                      body)
 
 
 @converts("graph.softmax")

@@ -41,10 +41,11 @@ an output point and (c|o, di, dj) or (n, i, j) for what it sums over.
   the tangent at that tap, read through the same map as x, which is the whole op.
 - batchnorm: one elementwise generic, per element `(x - mean) * (gamma / sqrt(var + eps)) +
   beta`, the parameters read at the channel (`(d0, d1, d2, d3) -> (d1)`).
-- layernorm: the loop rule's two passes along the axis: the wide sum of x, divided into a
-  wide mean (kept in f64); the wide sum of squared deviations from it; one small generic
-  per slice rounding the mean and `sqrt(var + eps)` once; then the elementwise
-  `(x - mean) / std * gamma + beta` in the element type.
+- layernorm: two passes over x. One reduction generic gathers a slice's statistics as
+  shifted sums (`S1 = sum(x - K)`, `S2 = sum((x - K)^2)`, K the slice's first element,
+  wide), one small generic per slice turns them into `S1 / n` and `sqrt(var + eps)`, and
+  the elementwise `(x - mean) / std * gamma + beta` (mean = K + S1/n, rounded once) is the
+  second pass; `convert_layernorm` has the algorithm and its error bound.
 
 Output sizes that are `?` are numpy's `(size + 2*pad - kernel) // stride + 1`, computed in
 `index` arithmetic (no fewer than 0 windows).
@@ -63,11 +64,10 @@ from irkit.dialects.linalg import PARALLEL, REDUCTION, IndexOp, make_pooling_nch
 from irkit.dialects.linalg.convolution import window_index
 from irkit.dialects.tensor import extract, extract_slice, insert_slice, pad
 from irkit.passes.graph_to_linalg.core import (
-    Accumulator, FunctionConversion, converts, finish_generic, identity_map, parallel,
-    projection,
+    Accumulator, FunctionConversion, converts, identity_map, parallel, projection,
 )
 from irkit.passes.graph_to_linalg.reduce import (
-    kept_axes, reduce_generic, reduced_sizes, reduced_type, wide_sum,
+    kept_axes, reduce_generic, reduced_sizes, reduced_type,
 )
 from irkit.passes.graph_to_linalg.shape import IndexArith, as_type, static_or
 
@@ -420,8 +420,48 @@ def convert_batchnorm(cv: FunctionConversion, op: Operation) -> list[Value]:
     return cv.generic([x] + params, [out], maps, parallel(rank), body)
 
 
+def _first_along(rank: int, axis: int) -> AffineMap:
+    """`(d0, ..., dn) -> (d0, .., 0, .., dn)`: a slice's first element along `axis`."""
+    return AffineMap(rank, 0, tuple(AffineConst(0) if a == axis else AffineDim(a)
+                                    for a in range(rank)))
+
+
 @converts("graph.layernorm")
 def convert_layernorm(cv: FunctionConversion, op: Operation) -> list[Value]:
+    """Layer normalization in two passes over x: the slice statistics from shifted sums in
+    one pass, then the normalization.
+
+    Algorithm (per slice along the axis: n elements x_i, K = x_0, all sums in the
+    accumulation type, f64 for every float type; f64 elements compensated):
+      1. one reduction generic: d_i = wide(x_i) - wide(K); S1 += d_i, S2 += d_i * d_i.
+         K is read through `_first_along`'s map, inside the loop over the axis, so an empty
+         slice (n = 0) never loads it (the interpreter and the loop emitter run no point of
+         an empty loop, and keep a load whose index is not a bare loop index below loops
+         that may be empty);
+      2. per slice: c = S1 / n and std = sqrt(max((S2 - S1 * S1 / n) / n, 0) + eps),
+         std rounded once to the element type (n = 0 gives NaN, as the reference's 0/0,
+         for a slice with no element to write);
+      3. the elementwise `(x - mean) / std * gamma + beta` in the element type, mean =
+         K + c rounded once (K read again through the same map, within the slice's loop).
+
+    Why shifted sums: `var = E[x^2] - E[x]^2` cancels catastrophically when |mean| >> std;
+    shifting by a sample of the slice removes the mean's magnitude first. Exactly,
+    S1 = n (mean - K) and S2 = n var + n (mean - K)^2, so var = (S2 - S1^2 / n) / n.
+
+    Error bound (f32 elements, u = 2^-53): d_i is exact when x_i and K differ in exponent
+    by less than 29 (their 24-bit significands fit in 53 bits); otherwise, or for f64
+    elements, it is rounded once, a relative error u like that of d_i^2. K is a sample, so
+    (K - mean)^2 <= sum_i (x_i - mean)^2 = n var: S2 <= n (n + 1) var, and S1^2 / n <=
+    n^2 var. The cancellation in S2 - S1^2/n magnifies the sums' rounding by at most
+    that factor n + 1 (about log2(n) bits of f64): with the f64 sums' own error of at most
+    n u each, the relative error of var is <= ~3 n^2 u in the worst case (K the row's one
+    outlier and every rounding the same way), and ~n u when K is a typical sample
+    ((K - mean)^2 ~ var). Against f32's half ulp 2^-24 for std (whose relative error is
+    half var's): below it for every n up to ~2^14 in the worst case, and up to ~2^29 in
+    the typical one. The two-pass form it replaces (the wide mean, then the wide sum of
+    squared deviations from it) erred by ~n u without the factor, at the price of a third
+    pass over x. NaN and infinities: a non-finite element makes S2 or S1 non-finite and
+    var NaN (`maximumf` keeps NaN), so the slice is NaN, as in the reference."""
     x, gamma, beta, t = op.input, op.gamma, op.beta, op.result.type
     rank = x.type.rank
     p = op.props()
@@ -431,35 +471,38 @@ def convert_layernorm(cv: FunctionConversion, op: Operation) -> list[Value]:
     count = cv.scalars().cast(cv.size(x, axis), acc.type)
     rows = reduced_sizes(cv, x, (axis,))
     row_map = projection(rank, kept_axes(rank, (axis,)))
+    first = _first_along(rank, axis)
     wide_row = reduced_type(x, (axis,), acc.type)
-    mean = finish_generic(cv, wide_sum(cv, acc, x, (axis,)), wide_row,
-                          lambda s, xs: s.div(acc.result(s, xs), count))
 
-    def deviations(s, args):                    # squared, from the wide mean, wide
-        d = s.sub(acc.widen(s, args[0]), args[1])
-        return acc.add(s, args[2:2 + n], s.mul(d, d))
+    def shifted_sums(s, args):
+        d = s.sub(acc.widen(s, args[0]), acc.widen(s, args[1]))
+        return acc.add(s, args[2:2 + n], d) + acc.add(s, args[2 + n:2 + 2 * n], s.mul(d, d))
 
-    var = reduce_generic(cv, x, (axis,), acc.outputs(cv, wide_row.shape, rows), deviations,
-                         others=[(mean, row_map)])
+    sums = reduce_generic(cv, x, (axis,), acc.outputs(cv, wide_row.shape, rows)
+                          + acc.outputs(cv, wide_row.shape, rows),
+                          shifted_sums, others=[(x, first)])
     row = reduced_type(x, (axis,))
     r = row.rank
 
-    def stats(s, args):                         # mean and sqrt(var + eps), each rounded once
-        v = s.div(acc.result(s, args[:n]), count)
-        std = s.sqrt(s.add(v, s.const(p["epsilon"], v)))
-        return [acc.round(s, args[n]), acc.round(s, std)]
+    def stats(s, args):                         # S1 / n and sqrt(var + eps), the latter rounded
+        s1, s2 = acc.result(s, args[:n]), acc.result(s, args[n:2 * n])
+        var = s.div(s.sub(s2, s.div(s.mul(s1, s1), count)), count)
+        var = s.max(var, s.const(0.0, var))
+        std = s.sqrt(s.add(var, s.const(p["epsilon"], var)))
+        return [s.div(s1, count), acc.round(s, std)]
 
-    mu, std = cv.generic(var + [mean], [cv.empty(row, rows), cv.empty(row, rows)],
-                         [identity_map(r)] * (n + 3), parallel(r), stats)
+    offset, std = cv.generic(sums, [cv.empty(wide_row, rows), cv.empty(row, rows)],
+                            [identity_map(r)] * (2 * n + 2), parallel(r), stats)
     out = cv.empty(t, static_or(cv, t, cv.sizes(x)))
 
     def normalize(s, args):
-        v, m, sd, g, b = args[:5]
-        return [s.add(s.mul(s.div(s.sub(v, m), sd), g), b)]
+        v, k, c, sd, g, b = args[:6]
+        mean = acc.round(s, s.add(acc.widen(s, k), c))
+        return [s.add(s.mul(s.div(s.sub(v, mean), sd), g), b)]
 
     along = projection(rank, [axis])
-    maps = [identity_map(rank), row_map, row_map, along, along, identity_map(rank)]
-    return cv.generic([x, mu, std, gamma, beta], [out], maps, parallel(rank), normalize)
+    maps = [identity_map(rank), first, row_map, row_map, along, along, identity_map(rank)]
+    return cv.generic([x, x, offset, std, gamma, beta], [out], maps, parallel(rank), normalize)
 
 
 __all__ = ["window_count", "first_max"]

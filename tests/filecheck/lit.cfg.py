@@ -31,6 +31,16 @@ _tools = [
 for _name, _cmd in _tools:
     config.substitutions.append((rf"(?<![\w/.%-])(?:{_name})(?![\w.-])", _cmd))
 
+# `REQUIRES:` features: libgomp (the OpenMP runtime parallel loops call) installed, and the
+# host architecture (the `--cpu` levels are x86-64's).
+import ctypes.util  # noqa: E402
+import platform  # noqa: E402
+
+if ctypes.util.find_library("gomp"):
+    config.available_features.add("libgomp")  # noqa: F821
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("x86_64")  # noqa: F821
+
 # `not` is a builtin of lit's internal shell (execute_external=False): no substitution.
 
 # Test-only passes (`--load-pass-plugin=%test_passes`), kept out of the library as MLIR keeps

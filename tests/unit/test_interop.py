@@ -44,6 +44,9 @@ MLIR_OPT = _find_mlir_opt()
 needs_mlir = pytest.mark.skipif(MLIR_OPT is None, reason="mlir-opt not installed "
                                 "(scripts/install-deps.sh installs mlir-22-tools)")
 
+#: dialects irkit registers that upstream MLIR does not have: their custom forms are irkit's
+IRKIT_ONLY_DIALECTS = {"graph", "autodiff", "loop", "memory", "fusion", "parallel", "mpi"}
+
 SHARED_FILES = shared_corpus.FILES
 OUR_FILES = sorted(OURS.glob("*.mlir"))
 
@@ -140,8 +143,15 @@ def test_own_round_trip_with_locations(path: Path) -> None:
 @needs_mlir
 @pytest.mark.parametrize("path", SHARED_FILES + OUR_FILES, ids=_ids(SHARED_FILES + OUR_FILES))
 def test_custom_form_accepted_by_mlir(path: Path) -> None:
-    """irkit's custom (pretty) forms of builtin/func/arith/math mean the same to mlir-opt."""
+    """irkit's custom (pretty) forms of builtin/func/arith/math mean the same to mlir-opt.
+    A file using a dialect only irkit has (`fusion.group` in unregistered_region.mlir) has
+    no custom form mlir-opt could know; its generic form is checked by
+    test_shared_mlir_accepts_irkit_output."""
     mlir_generic = mlir_opt(shared_corpus.read(path), "--mlir-print-op-generic")
     module = irkit_read(mlir_generic, f"{path.name} (mlir-opt generic output)")
+    own = sorted({op.name.partition(".")[0] for op in module.walk()} & IRKIT_ONLY_DIALECTS)
+    if own:
+        pytest.skip(f"{path.name} uses irkit's own dialects ({', '.join(own)}): mlir-opt "
+                    "reads only their generic form")
     again = mlir_opt(print_op(module), "--mlir-print-op-generic")
     assert again == mlir_generic, f"{path.name}: mlir-opt reads irkit's custom form differently"

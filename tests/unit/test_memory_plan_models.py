@@ -45,8 +45,9 @@ def _size_points(symbols: list) -> list[dict]:
 def test_arena_is_close_to_the_lower_bound(name):
     """A dynamic plan chooses its placement at run time, so the ratio is checked where the
     sizes are known, over many sizes."""
-    planned = 0
+    planned = temporaries = 0
     for where, fn in lowered_functions(name):
+        temporaries += sum(1 for o in fn.walk() if o.name == "memory.alloc")
         plan = plan_function(fn)
         if plan is None or not plan.buffers:
             continue
@@ -60,7 +61,8 @@ def test_arena_is_close_to_the_lower_bound(name):
             assert bound <= arena <= MAX_RATIO * bound, \
                 f"{where} at {point}: arena {arena}, bound {bound}"
         planned += 1
-    assert planned > 0
+    # Something was planned, unless fusion left the model no temporary at all (seed_ad).
+    assert planned > 0 or temporaries == 0
 
 
 def test_sizes_are_the_model_symbols():

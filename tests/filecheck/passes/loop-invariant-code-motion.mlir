@@ -187,3 +187,74 @@ func.func @speculation(%lb: index, %ub: index, %a: i32, %b: i32) {
   }
   return
 }
+
+// Memory (hoist-memory=true, the default). A load of memory the loop does not write leaves
+// it, and a load/store pair of one element becomes a carried value stored once after the
+// loop. The inner loop's bounds are not known to be non-empty, so it is versioned on
+// running at least once (the hoisted loads would otherwise run where they never did); the
+// comparison, invariant in the outer loop, leaves that too.
+// CHECK-LABEL: func.func @memory(
+// CHECK:         %[[NE:.*]] = arith.cmpi slt, %{{.*}}, %[[M:.*]] : index
+// CHECK-NEXT:    loop.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      loop.if %[[NE]] {
+// CHECK-NEXT:        %[[S:.*]] = memory.load %arg2[] : memref<f32>
+// CHECK-NEXT:        %[[O:.*]] = memory.load %arg1[%[[I]]] : memref<?xf32>
+// CHECK-NEXT:        %[[R:.*]] = loop.for %[[K:.*]] = %{{.*}} to %[[M]] step %{{.*}} iter_args(%[[A:.*]] = %[[O]]) -> (f32) {
+// CHECK-NEXT:          %[[X:.*]] = memory.load %arg0[%[[I]], %[[K]]]
+// CHECK-NEXT:          %[[Y:.*]] = arith.mulf %[[X]], %[[S]] : f32
+// CHECK-NEXT:          %[[Z:.*]] = arith.addf %[[A]], %[[Y]] : f32
+// CHECK-NEXT:          loop.yield %[[Z]] : f32
+// CHECK-NEXT:        }
+// CHECK-NEXT:        memory.store %[[R]], %arg1[%[[I]]] : memref<?xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+func.func @memory(%a: memref<?x?xf32>, %out: memref<?xf32>, %s: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memory.dim %a, 0 : memref<?x?xf32>
+  %m = memory.dim %a, 1 : memref<?x?xf32>
+  loop.for %i = %c0 to %n step %c1 {
+    loop.for %k = %c0 to %m step %c1 {
+      %scale = memory.load %s[] : memref<f32>
+      %o = memory.load %out[%i] : memref<?xf32>
+      %x = memory.load %a[%i, %k] : memref<?x?xf32>
+      %y = arith.mulf %x, %scale : f32
+      %z = arith.addf %o, %y : f32
+      memory.store %z, %out[%i] : memref<?xf32>
+    }
+  }
+  return
+}
+
+// A loop that surely runs (constant bounds) needs no version. A load of a buffer the loop
+// writes elsewhere stays, and so does every load when an op's effects are unknown.
+// CHECK-LABEL: func.func @memory_stays(
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    %[[B:.*]] = memory.load %arg1[%[[C0]]] : memref<8xf32>
+// CHECK-NEXT:    loop.for %[[I:.*]] = %[[C0]] to %[[C8]] step %[[C1]] {
+// CHECK-NEXT:      %[[X:.*]] = memory.load %arg0[%[[C0]]] : memref<8xf32>
+// CHECK-NEXT:      %[[Y:.*]] = arith.addf %[[X]], %[[B]] : f32
+// CHECK-NEXT:      memory.store %[[Y]], %arg0[%[[I]]] : memref<8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    loop.for %{{.*}} = %[[C0]] to %[[C8]] step %[[C1]] {
+// CHECK-NEXT:      memory.load %arg1[%[[C0]]]
+// CHECK-NEXT:      "test.effect"()
+func.func @memory_stays(%a: memref<8xf32>, %b: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  loop.for %i = %c0 to %c8 step %c1 {
+    %x = memory.load %a[%c0] : memref<8xf32>
+    %b0 = memory.load %b[%c0] : memref<8xf32>
+    %y = arith.addf %x, %b0 : f32
+    memory.store %y, %a[%i] : memref<8xf32>
+  }
+  loop.for %i = %c0 to %c8 step %c1 {
+    %b0 = memory.load %b[%c0] : memref<8xf32>
+    "test.effect"() : () -> ()
+    "test.use"(%b0) : (f32) -> ()
+  }
+  return
+}

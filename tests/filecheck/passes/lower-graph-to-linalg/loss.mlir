@@ -1,8 +1,10 @@
 // RUN: irkit-opt %s -p lower-graph-to-linalg | FileCheck %s
 
-// softmax: three passes over the axis as the numpy reference: the row maximum (from -inf),
-// the sum of exp(x - shift) carried in f64 (shift: the maximum, or 0 where it is not
-// finite), rounded once per row, then the normalization exp(x - shift) / sum.
+// softmax: two passes over x. The row maximum (from -inf); then one reduction generic that
+// sums exp(x - shift) in f64 (shift: the maximum, or 0 where it is not finite) and stores
+// each exponential in a second output indexed by both loops; the sum rounded once per row;
+// then the normalization reads the stored exponentials, not x, as its own output (in
+// place): e / sum, the exponential computed once.
 // CHECK-LABEL: func.func @softmax_rows(
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<?x10xf32>)
 // CHECK-DAG:     %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
@@ -11,8 +13,9 @@
 // CHECK-NEXT:    %[[M:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<?x10xf32>) outs(%[[MI]] : tensor<?xf32>)
 // CHECK:           arith.maximumf
 // CHECK:         %[[SI:.*]] = linalg.fill ins(%[[ZERO]] : f64)
-// CHECK-NEXT:    %[[S:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[M]] : tensor<?x10xf32>, tensor<?xf32>) outs(%[[SI]] : tensor<?xf64>) {
-// CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %[[MX:.*]]: f32, %[[ACC:.*]]: f64):
+// CHECK-NEXT:    %[[EI:.*]] = tensor.empty(%{{.*}}) : tensor<?x10xf32>
+// CHECK-NEXT:    %[[S:.*]]:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[M]] : tensor<?x10xf32>, tensor<?xf32>) outs(%[[SI]], %[[EI]] : tensor<?xf64>, tensor<?x10xf32>) {
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %[[MX:.*]]: f32, %[[ACC:.*]]: f64, %{{.*}}: f32):
 // CHECK-NEXT:      %[[ABS:.*]] = math.absf %[[MX]] : f32
 // CHECK-NEXT:      %[[INF:.*]] = arith.constant 0x7F800000 : f32
 // CHECK-NEXT:      %[[FIN:.*]] = arith.cmpf olt, %[[ABS]], %[[INF]] : f32
@@ -22,13 +25,13 @@
 // CHECK-NEXT:      %[[E:.*]] = math.exp %[[D]] : f32
 // CHECK-NEXT:      %[[W:.*]] = arith.extf %[[E]] : f32 to f64
 // CHECK-NEXT:      %[[N:.*]] = arith.addf %[[ACC]], %[[W]] : f64
-// CHECK-NEXT:      linalg.yield %[[N]] : f64
-// CHECK:         %[[T:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[S]] : tensor<?xf64>) outs(%{{.*}} : tensor<?xf32>)
+// CHECK-NEXT:      linalg.yield %[[N]], %[[E]] : f64, f32
+// CHECK:         %[[T:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[S]]#0 : tensor<?xf64>) outs(%{{.*}} : tensor<?xf32>)
 // CHECK-NEXT:    ^bb0(%[[WS:.*]]: f64, %{{.*}}: f32):
 // CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[WS]] : f64 to f32
-// CHECK:         %[[Y:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[M]], %[[T]] : tensor<?x10xf32>, tensor<?xf32>, tensor<?xf32>) outs(%{{.*}} : tensor<?x10xf32>)
-// CHECK:           %[[E2:.*]] = math.exp
-// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[E2]], %{{.*}} : f32
+// CHECK:         %[[Y:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%[[T]] : tensor<?xf32>) outs(%[[S]]#1 : tensor<?x10xf32>)
+// CHECK-NEXT:    ^bb0(%[[TOT:.*]]: f32, %[[EXP:.*]]: f32):
+// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[EXP]], %[[TOT]] : f32
 // CHECK-NEXT:      linalg.yield %[[Q]] : f32
 // CHECK:         return %[[Y]]
 func.func @softmax_rows(%x: tensor<?x10xf32>) -> tensor<?x10xf32> {
@@ -36,20 +39,24 @@ func.func @softmax_rows(%x: tensor<?x10xf32>) -> tensor<?x10xf32> {
   return %0 : tensor<?x10xf32>
 }
 
-// log_softmax along axis 0: the same reductions with axis 0 a reduction loop; the log is
-// taken of the wide sum before rounding, and the result is (x - shift) - log_sum.
+// log_softmax along axis 0: the same two passes with axis 0 a reduction loop; the sum's
+// generic stores z = x - shift, the log is taken of the wide sum before rounding, and the
+// result is z - log_sum, written over z.
 // CHECK-LABEL: func.func @log_softmax_cols(
-// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]}
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<5x3xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[X]] :
 // CHECK:           arith.maximumf
-// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]}
-// CHECK:           math.exp
-// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<3xf64>) outs(%{{.*}} : tensor<3xf32>)
+// CHECK:         %[[S:.*]]:2 = linalg.generic {{.*}} affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["reduction", "parallel"]} ins(%[[X]], %{{.*}} : {{.*}}) outs(%{{.*}}, %{{.*}} : tensor<3xf64>, tensor<5x3xf32>)
+// CHECK:           %[[SHIFTED:.*]] = arith.subf
+// CHECK-NEXT:      math.exp %[[SHIFTED]]
+// CHECK:           linalg.yield %{{.*}}, %[[SHIFTED]] : f64, f32
+// CHECK:         %[[LS:.*]] = linalg.generic {{.*}} ins(%[[S]]#0 : tensor<3xf64>) outs(%{{.*}} : tensor<3xf32>)
 // CHECK-NEXT:    ^bb0(%[[WS:.*]]: f64, %{{.*}}: f32):
 // CHECK-NEXT:      %[[L:.*]] = math.log %[[WS]] : f64
 // CHECK-NEXT:      arith.truncf %[[L]] : f64 to f32
-// CHECK:         linalg.generic {{.*}} affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-// CHECK:           %[[SHIFTED:.*]] = arith.subf
-// CHECK-NEXT:      %[[OUT:.*]] = arith.subf %[[SHIFTED]], %{{.*}} : f32
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%[[LS]] : tensor<3xf32>) outs(%[[S]]#1 : tensor<5x3xf32>)
+// CHECK-NEXT:    ^bb0(%[[LSE:.*]]: f32, %[[Z:.*]]: f32):
+// CHECK-NEXT:      %[[OUT:.*]] = arith.subf %[[Z]], %[[LSE]] : f32
 // CHECK-NEXT:      linalg.yield %[[OUT]] : f32
 func.func @log_softmax_cols(%x: tensor<5x3xf32>) -> tensor<5x3xf32> {
   %0 = graph.log_softmax %x {axis = 0 : i64} : (tensor<5x3xf32>) -> tensor<5x3xf32>

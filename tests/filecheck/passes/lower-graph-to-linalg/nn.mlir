@@ -144,21 +144,58 @@ func.func @batchnorm(%x: tensor<64x8x14x14xf32>, %m: tensor<8xf32>, %v: tensor<8
   return %y : tensor<64x8x14x14xf32>
 }
 
-// layernorm: the wide mean, the wide sum of squared deviations from it, the mean and
-// sqrt(var + eps) rounded once per row, then the elementwise normalization.
+// layernorm: two passes over x. One reduction generic gathers the shifted sums
+// S1 = sum(x - K) and S2 = sum((x - K)^2) in f64, K the row's first element read through
+// the map (d0, d1, d2) -> (d0, d1, 0); one generic per row makes S1/n and
+// sqrt(max((S2 - S1^2/n)/n, 0) + eps), rounded once; the normalization reads x and K
+// again, mean = K + S1/n rounded once. Nothing else reads x.
 // CHECK-LABEL: func.func @layernorm(
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<?x16x64xf32>
-// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<?x16x64xf32>) outs(%{{.*}} : tensor<?x16xf64>)
-// CHECK:         %[[MEAN:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<?x16xf64>) outs(%{{.*}} : tensor<?x16xf64>)
-// CHECK:           arith.divf
-// CHECK:         %[[SQ:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[MEAN]] : tensor<?x16x64xf32>, tensor<?x16xf64>)
-// CHECK:           %[[XW:.*]] = arith.extf
-// CHECK:           %[[D:.*]] = arith.subf %[[XW]], %{{.*}} : f64
-// CHECK:           arith.mulf %[[D]], %[[D]] : f64
-// CHECK:         %[[STATS:.*]]:2 = linalg.generic {{.*}} ins(%[[SQ]], %[[MEAN]] : tensor<?x16xf64>, tensor<?x16xf64>) outs(%{{.*}}, %{{.*}} : tensor<?x16xf32>, tensor<?x16xf32>)
-// CHECK:           math.sqrt %{{.*}} : f64
-// CHECK:         linalg.generic {{.*}} ins(%[[X]], %[[STATS]]#0, %[[STATS]]#1, %{{.*}}, %{{.*}} :
+// CHECK:         %[[N:.*]] = arith.sitofp %{{.*}} : i64 to f64
+// CHECK:         %[[SUMS:.*]]:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, 0)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[X]] : tensor<?x16x64xf32>, tensor<?x16x64xf32>) outs(%{{.*}}, %{{.*}} : tensor<?x16xf64>, tensor<?x16xf64>)
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %[[K:.*]]: f32, %[[S1:.*]]: f64, %[[S2:.*]]: f64):
+// CHECK-NEXT:      %[[VW:.*]] = arith.extf %[[V]] : f32 to f64
+// CHECK-NEXT:      %[[KW:.*]] = arith.extf %[[K]] : f32 to f64
+// CHECK-NEXT:      %[[D:.*]] = arith.subf %[[VW]], %[[KW]] : f64
+// CHECK-NEXT:      %[[S1N:.*]] = arith.addf %[[S1]], %[[D]] : f64
+// CHECK-NEXT:      %[[SQ:.*]] = arith.mulf %[[D]], %[[D]] : f64
+// CHECK-NEXT:      %[[S2N:.*]] = arith.addf %[[S2]], %[[SQ]] : f64
+// CHECK-NEXT:      linalg.yield %[[S1N]], %[[S2N]] : f64, f64
+// CHECK-NOT:     ins(%[[X]]
+// CHECK:         %[[STATS:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[SUMS]]#0, %[[SUMS]]#1 : tensor<?x16xf64>, tensor<?x16xf64>) outs(%{{.*}}, %{{.*}} : tensor<?x16xf64>, tensor<?x16xf32>)
+// CHECK-NEXT:    ^bb0(%[[A:.*]]: f64, %[[B:.*]]: f64, %{{.*}}: f64, %{{.*}}: f32):
+// CHECK-NEXT:      %[[A2:.*]] = arith.mulf %[[A]], %[[A]] : f64
+// CHECK-NEXT:      %[[A2N:.*]] = arith.divf %[[A2]], %[[N]] : f64
+// CHECK-NEXT:      %[[M2:.*]] = arith.subf %[[B]], %[[A2N]] : f64
+// CHECK-NEXT:      %[[VAR:.*]] = arith.divf %[[M2]], %[[N]] : f64
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT:      %[[CL:.*]] = arith.maximumf %[[VAR]], %[[Z]] : f64
+// CHECK:           %[[SD:.*]] = math.sqrt %{{.*}} : f64
+// CHECK-NEXT:      %[[C:.*]] = arith.divf %[[A]], %[[N]] : f64
+// CHECK-NEXT:      %[[SD32:.*]] = arith.truncf %[[SD]] : f64 to f32
+// CHECK-NEXT:      linalg.yield %[[C]], %[[SD32]] : f64, f32
+// CHECK:         %[[Y:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, 0)>, {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[X]], %[[STATS]]#0, %[[STATS]]#1, %{{.*}}, %{{.*}} :
+// CHECK-NEXT:    ^bb0(%[[V2:.*]]: f32, %[[K2:.*]]: f32, %[[OFF:.*]]: f64, %[[STD:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[K2W:.*]] = arith.extf %[[K2]] : f32 to f64
+// CHECK-NEXT:      %[[MW:.*]] = arith.addf %[[K2W]], %[[OFF]] : f64
+// CHECK-NEXT:      %[[MEAN:.*]] = arith.truncf %[[MW]] : f64 to f32
+// CHECK-NEXT:      %[[CEN:.*]] = arith.subf %[[V2]], %[[MEAN]] : f32
+// CHECK-NEXT:      arith.divf %[[CEN]], %[[STD]] : f32
+// CHECK-NOT:     ins(%[[X]]
+// CHECK:         return %[[Y]]
 func.func @layernorm(%x: tensor<?x16x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<?x16x64xf32> {
   %y = graph.layernorm %x, %g, %b : (tensor<?x16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x16x64xf32>
   return %y : tensor<?x16x64xf32>
+}
+
+// layernorm along a middle axis of size `?`: K is the first element along that axis,
+// (d0, d1, d2) -> (d0, 0, d2), in both passes.
+// CHECK-LABEL: func.func @layernorm_middle_axis(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<4x?x8xf32>
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, 0, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[X]], %[[X]] :
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x8xf64>, tensor<4x8xf64>)
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, 0, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d1)>, {{.*}} ins(%[[X]], %[[X]],
+func.func @layernorm_middle_axis(%x: tensor<4x?x8xf32>, %g: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<4x?x8xf32> {
+  %y = graph.layernorm %x, %g, %b {axis = 1 : i64} : (tensor<4x?x8xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<4x?x8xf32>
+  return %y : tensor<4x?x8xf32>
 }

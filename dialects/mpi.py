@@ -1,0 +1,171 @@
+"""The `mpi` dialect: collectives over buffers, as the compiled code calls MPI (MLIR's `mpi`).
+
+`bufferize` turns the `parallel` dialect's collectives on tensors into these ops on the
+buffers that hold them (`irkit.passes.bufferization.collectives`), and the LLVM backend into
+calls of the MPI library's C functions through the MPICH ABI (`irkit.backends.llvm_collectives`):
+
+    mpi.allreduce %send, %recv : memref<128x10xf32>, memref<128x10xf32>
+    mpi.allgather %send, %recv : memref<?x10xf32>, memref<?x10xf32>
+    %r = mpi.comm_rank : index
+
+Both run over every rank of the world (`MPI_COMM_WORLD`): the partitioned program's grid is
+the world, and a collective over part of it is not lowered here (bufferize says so, at the
+op). `allreduce` sums `send` over the ranks into `recv`; the two may be the very same buffer
+(MPI's `MPI_IN_PLACE`), which is how bufferize writes a gradient's sum over the buffer that
+held its term, with no copy. `allgather` writes the ranks' `send` buffers, in rank order,
+one after the other into `recv` along its first dimension. The buffers are contiguous (the
+identity layout): they are handed to MPI as plain pointers.
+
+In the interpreter they run on the rank's `Communicator` (`interp.state
+["parallel.communicator"]`, as the `parallel` collectives do), so a bufferized partitioned
+program runs under `run_spmd` or on MPI ranks just as its tensor form does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irkit.interpreter import InterpreterError
+from irkit.opdef import Constraint, Dialect, Index, Op, Operand, Pure, Result
+from irkit.types import INDEX, MemRefType
+from irkit.dialects.memory import READ, WRITE, check_live, check_writable, parse_memref_type
+
+mpi = Dialect("mpi", "Collectives over buffers: what compiled code asks of the MPI library.")
+
+ContiguousBuffer = Constraint(lambda t: isinstance(t, MemRefType) and t.layout is None,
+                              "memref with the identity layout")
+
+
+def _communicator(interp, op: Op):
+    comm = interp.state.get("parallel.communicator")
+    if comm is None:
+        raise InterpreterError(f"'{op.name}' needs the ranks of its grid: run the function "
+                               f"with irkit.dialects.parallel.run_spmd or on MPI ranks",
+                               op.location)
+    return comm
+
+
+class _BufferCollective(Op):
+    """send and recv buffers of one element type (custom syntax of the module docstring)."""
+
+    __slots__ = ()
+    send = Operand(ContiguousBuffer)
+    recv = Operand(ContiguousBuffer)
+
+    def infer_result_types(self):
+        return []
+
+    def verify_(self):
+        s, r = self.send.type, self.recv.type
+        if s.element is not r.element or s.rank != r.rank:
+            raise self.error(f"requires send and recv of one element type and rank, got {s} "
+                             f"and {r}")
+
+    def memory_effects(self):
+        return [(READ, self.send), (WRITE, self.recv)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        send = p.parse_operand_ref()
+        p.expect(",")
+        recv = p.parse_operand_ref()
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        s = parse_memref_type(p)
+        p.expect(",")
+        r = parse_memref_type(p)
+        return cls.build(p.resolve(send, s), p.resolve(recv, r), attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.send)}, {p.value(self.recv)}")
+        p.attr_dict(self)
+        p.write(f" : {self.send.type}, {self.recv.type}")
+
+
+@mpi.op
+class AllreduceOp(_BufferCollective):
+    """`recv` = the sum of every rank's `send` (MPI_Allreduce with MPI_SUM; in place when
+    `send` is `recv`). Same shapes.
+
+        mpi.allreduce %g, %g : memref<64x128xf32>, memref<64x128xf32>
+    """
+
+    name = "mpi.allreduce"
+
+    def verify_(self):
+        super().verify_()
+        s, r = self.send.type, self.recv.type
+        if any(a is not None and b is not None and a != b for a, b in zip(s.shape, r.shape)):
+            raise self.error(f"requires send and recv of one shape, got {s} and {r}")
+
+    def interpret(self, interp, values):
+        send, recv = values
+        check_live(interp, self, send, recv)
+        check_writable(self, recv)
+        comm = _communicator(interp, self)
+        np.copyto(recv, comm.all_reduce(np.array(send), tuple(range(len(comm.grid.shape)))))
+        return []
+
+
+@mpi.op
+class AllgatherOp(_BufferCollective):
+    """`recv` = every rank's `send`, in rank order, concatenated along the first dimension
+    (MPI_Allgather). The other dimensions agree.
+
+        mpi.allgather %x, %all : memref<?x10xf32>, memref<?x10xf32>
+    """
+
+    name = "mpi.allgather"
+
+    def verify_(self):
+        super().verify_()
+        s, r = self.send.type, self.recv.type
+        if s.rank == 0:
+            raise self.error(f"gathers along the first dimension: requires ranked buffers, "
+                             f"got {s}")
+        if any(a is not None and b is not None and a != b
+               for a, b in zip(s.shape[1:], r.shape[1:])):
+            raise self.error(f"requires send and recv to agree past the first dimension, "
+                             f"got {s} and {r}")
+
+    def interpret(self, interp, values):
+        send, recv = values
+        check_live(interp, self, send, recv)
+        check_writable(self, recv)
+        comm = _communicator(interp, self)
+        whole = comm.all_gather(np.array(send), tuple(range(len(comm.grid.shape))), 0)
+        if whole.shape != recv.shape:
+            raise InterpreterError(f"'{self.name}' gathered shape {list(whole.shape)} into a "
+                                   f"buffer of shape {list(recv.shape)}", self.location)
+        np.copyto(recv, whole)
+        return []
+
+
+@mpi.op
+class CommRankOp(Op):
+    """This process's rank in the world (MPI_Comm_rank), as an index: where a rank's block
+    of a replicated value starts (`parallel.all_slice` bufferized as a view).
+
+        %r = mpi.comm_rank : index
+    """
+
+    name = "mpi.comm_rank"
+    rank = Result(Index)
+    traits = (Pure(),)
+
+    def infer_result_types(self):
+        return [INDEX]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        p.parse_type()
+        return cls.build(attributes=attrs)
+
+    def print(self, p):
+        p.attr_dict(self)
+        p.write(" : index")
+
+    def interpret(self, interp, values):
+        return [_communicator(interp, self).rank]

@@ -1,0 +1,654 @@
+"""The BLIS nest of one matched contraction (passes/blis/contraction.py), and the sizes it is
+built with; passes/linalg_matmul_blis.py says what it is and why.
+
+Each loop of the nest runs over a flat index of its group (M, N or K); where an operand is
+read or written, the flat index is split into the group's dims (`divui` / `remui` by the
+inner extents, constants for static ones: a multiply and a shift once LLVM is done; nothing
+at all for a group of one dim) and each index of the operand is its linear form at those
+dims. The M split is made once per packed or stored row, the K split once per row of B's
+panel and per element of A's, the N split per element of B's panel (per column of a
+convolution's im2col).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from irkit.attributes import FloatAttr, IntegerAttr
+from irkit.builder import Builder
+from irkit.ir import Block, Operation, Value
+from irkit.target import host
+from irkit.types import F32, I64, INDEX, MemRefType, VectorType
+from irkit.dialects import arith
+from irkit.dialects.arith import CMPI_PREDICATES, materialize_constant
+from irkit.dialects.loop import ForOp, IfOp, ParallelOp, YieldOp
+from irkit.dialects.math import FmaOp
+from irkit.dialects.memory import (
+    AllocOp, DeallocOp, DimOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp,
+)
+from irkit.dialects.vector import BroadcastOp
+from irkit.passes.blis import epilogue as epilogues
+from irkit.passes.blis.contraction import Contraction, Factor, Linear
+from irkit.passes.blis.epilogue import Epilogue
+from irkit.passes.lower_linalg_to_loop import IndexConstants
+
+Index = int | Value
+#: the row blocks are what the threads split: at most this many rows each, so that a team
+#: gets several blocks per thread (1024 rows: 9 blocks of 126, not 3 of 504)
+_MAX_MC = 128
+
+
+# ---------------------------------------------------------------------------------------------
+# The schedule: register tile and cache blocks
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Tile sizes: register tile mr x nr (nr = nv * lanes), cache blocks mc, kc, nc."""
+
+    lanes: int
+    mr: int
+    nr: int
+    mc: int
+    kc: int
+    nc: int
+    chunk: int
+
+
+def register_tile(registers: int, lanes: int, m: int | None = None,
+                  n: int | None = None) -> tuple[int, int]:
+    """(mr, nv) with the most FMAs per operand fetched (mr * nv / (mr + nv)), times the
+    share of the tiles' FMAs that fall inside static sizes `m` x `n` (a 16-column problem
+    wastes three quarters of a 64-column tile), among the tiles whose accumulators, B
+    vectors and broadcast fit `registers`, at least 8 accumulators (ties: more
+    accumulators); (4, 1) for a target without vector registers."""
+    def used(size: int | None, tile: int) -> float:
+        return 1.0 if size is None else size / (-(-size // tile) * tile)
+
+    best, tile = (-1.0, 0), (4, 1)
+    for nv in range(1, 5):
+        for mr in range(1, 17):
+            if mr * nv + nv + 1 > registers or mr * nv < 8:
+                continue
+            score = (mr * nv / (mr + nv) * used(m, mr) * used(n, nv * lanes), mr * nv)
+            if score > best:
+                best, tile = score, (mr, nv)
+    return tile
+
+
+def schedule(options, static: tuple, one_block: bool = False) -> Schedule:
+    """Sizes for a contraction with static flat (M, N, K) sizes (None when dynamic);
+    `options` is the pass (its fields override the cost model's choices). `one_block`: K
+    in one block when it is at most `kc-epilogue` (an epilogue at the store then needs no
+    accumulator buffer)."""
+    target = host()
+    lanes = options.lanes or max(1, target.lanes(4))
+    m, n, k = static
+    mr, nv = register_tile(target.vector_registers, lanes, m, n)
+    mr = options.mr or mr
+    nr = options.nr or nv * lanes
+    if nr % lanes:
+        lanes = 1                         # a tile width the vectors do not divide: scalars
+    kc = options.kc
+    if one_block and k is not None and k <= options.kc_epilogue:
+        kc = max(kc, k)
+    mc = options.mc or max(mr, min(options.l2_bytes // 2 // (kc * 4), _MAX_MC) // mr * mr)
+    nc = options.nc or max(nr, (options.l3_bytes // 2 // (kc * 4)) // nr * nr)
+    mc, nc = -(-mc // mr) * mr, -(-nc // nr) * nr          # whole register tiles
+    # no buffer larger than the op needs: blocks clipped to the static sizes, rounded up
+    if m is not None:
+        mc = min(mc, -(-m // mr) * mr)
+    if n is not None:
+        nc = min(nc, -(-n // nr) * nr)
+    if k is not None:
+        kc = max(1, min(kc, k))
+    return Schedule(lanes, mr, nr, mc, kc, nc, min(options.chunk or kc, kc))
+
+
+# ---------------------------------------------------------------------------------------------
+# Building blocks: folded index arithmetic and loops
+# ---------------------------------------------------------------------------------------------
+
+
+class Emitter:
+    """Index arithmetic that folds constants (an int stays an int until an op needs it),
+    and loop builders whose bodies are callbacks."""
+
+    def __init__(self, near: Operation, constants: IndexConstants) -> None:
+        self.near = near
+        self.location = near.location
+        self.constants = constants
+
+    def v(self, x: Index) -> Value:
+        return self.constants.get(self.near, x) if isinstance(x, int) else x
+
+    def _binary(self, b: Builder, cls, fold, x: Index, y: Index) -> Index:
+        if isinstance(x, int) and isinstance(y, int):
+            return fold(x, y)
+        return b.create(cls, self.v(x), self.v(y), location=self.location).result
+
+    def add(self, b: Builder, x: Index, y: Index) -> Index:
+        if y == 0 or x == 0:
+            return x if y == 0 else y
+        return self._binary(b, arith.AddIOp, lambda p, q: p + q, x, y)
+
+    def sub(self, b: Builder, x: Index, y: Index) -> Index:
+        return x if y == 0 else self._binary(b, arith.SubIOp, lambda p, q: p - q, x, y)
+
+    def mul(self, b: Builder, x: Index, y: Index) -> Index:
+        if y == 1 or x == 1:
+            return x if y == 1 else y
+        if y == 0 or x == 0:
+            return 0
+        return self._binary(b, arith.MulIOp, lambda p, q: p * q, x, y)
+
+    def div(self, b: Builder, x: Index, y: Index) -> Index:
+        """x // y of non-negative x and positive y."""
+        return x if y == 1 else self._binary(b, arith.DivUIOp, lambda p, q: p // q, x, y)
+
+    def rem(self, b: Builder, x: Index, y: Index) -> Index:
+        return 0 if y == 1 else self._binary(b, arith.RemUIOp, lambda p, q: p % q, x, y)
+
+    def min(self, b: Builder, x: Index, y: Index) -> Index:
+        return self._binary(b, arith.MinSIOp, min, x, y)
+
+    def ceildiv(self, b: Builder, x: Index, y: int) -> Index:
+        if y == 1:
+            return x
+        return self._binary(b, arith.CeilDivSIOp, lambda p, q: -(-p // q), x, y)
+
+    def for_(self, b: Builder, lb: Index, ub: Index, step: Index, body, inits=()) -> list:
+        """A `loop.for`; `body(builder, iv, carried)` returns what it yields."""
+        inits = list(inits)
+        types = [v.type for v in inits]
+        loop = ForOp.build(self.v(lb), self.v(ub), self.v(step), inits, result_types=types,
+                           regions=1, location=self.location)
+        block = Block([INDEX, *types])
+        loop.regions[0].add_block(block)
+        b.insert(loop)
+        inner = Builder.at_end(block)
+        yielded = body(inner, block.args[0], list(block.args[1:])) or []
+        inner.create(YieldOp, list(yielded), result_types=[], location=self.location)
+        return list(loop.results)
+
+    def parallel(self, b: Builder, ub: Index, step: Index, body, threads: bool) -> None:
+        """One `loop.parallel` dimension from 0 (a `loop.for` without `threads`)."""
+        if not threads:
+            self.for_(b, 0, ub, step, lambda inner, iv, _: body(inner, iv))
+            return
+        loop = ParallelOp.build([self.v(0)], [self.v(ub)], [self.v(step)], result_types=[],
+                                regions=1, location=self.location)
+        block = Block([INDEX])
+        loop.regions[0].add_block(block)
+        b.insert(loop)
+        inner = Builder.at_end(block)
+        body(inner, block.args[0])
+        inner.create(YieldOp, [], result_types=[], location=self.location)
+
+    def if_(self, b: Builder, cond: Value, then, otherwise) -> None:
+        op = IfOp.build(cond, result_types=[], regions=2, location=self.location)
+        for region, fill in zip(op.regions, (then, otherwise)):
+            block = Block([])
+            region.add_block(block)
+            inner = Builder.at_end(block)
+            fill(inner)
+            inner.create(YieldOp, [], result_types=[], location=self.location)
+        b.insert(op)
+
+    def _cmp(self, b: Builder, predicate: str, x: Index, y: Index) -> Value:
+        return b.create(arith.CmpIOp, self.v(x), self.v(y),
+                        predicate=IntegerAttr(CMPI_PREDICATES.index(predicate), I64),
+                        location=self.location).result
+
+    def eq(self, b: Builder, x: Index, y: Index) -> Value:
+        return self._cmp(b, "eq", x, y)
+
+    def lt(self, b: Builder, x: Index, y: Index) -> Value:
+        return self._cmp(b, "slt", x, y)
+
+    def le(self, b: Builder, x: Index, y: Index) -> Value:
+        return self._cmp(b, "sle", x, y)
+
+    def alloc(self, b: Builder, shape: tuple) -> Value:
+        return b.create(AllocOp, [], result_types=[MemRefType(shape, F32)],
+                        location=self.location).result
+
+    def fconst(self, b: Builder, value: float, t) -> Value:
+        c = materialize_constant(FloatAttr(value, t), t, self.location)
+        return b.insert(c).results[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# The nest
+# ---------------------------------------------------------------------------------------------
+
+
+#: where the sums of a tile wait for its last K step when an epilogue is applied at the
+#: store: nowhere (all of K is one chunk), a per-tile buffer (K is one block of several
+#: chunks), or the accumulator buffer (several K blocks, or K dynamic)
+NOWHERE, TILE, BUFFER = "nowhere", "tile", "buffer"
+
+
+class Blis:
+    """The blocked nest of one matched contraction, built before its op. `overwrite`: the
+    first K block stores its sums instead of adding them (the zero fill folded).
+    `epilogue`: applied at the final store (passes/blis/epilogue.py), the sums of the
+    earlier K steps waiting where `waits` says."""
+
+    def __init__(self, c: Contraction, s: Schedule, constants: IndexConstants,
+                 threads: bool, overwrite: bool, l2_bytes: int,
+                 epilogue: Epilogue | None = None) -> None:
+        self.c, self.s, self.threads, self.overwrite = c, s, threads, overwrite
+        self.l2_bytes = l2_bytes
+        self.ep = epilogue
+        single_block = overwrite and c.static(c.k) == s.kc
+        self.waits = BUFFER if not single_block else NOWHERE if s.chunk >= s.kc else TILE
+        self.e = Emitter(c.op, constants)
+        self.vec = VectorType((s.lanes,), F32)
+        self.ivs: dict[int, Index] = {}
+        self.top = Builder.before(c.op)
+        self.extent = [x if isinstance(x, int) else self.top.create(
+            DimOp, x[0], axis=IntegerAttr(x[1], I64), location=self.e.location).result
+            for x in c.extents]
+
+    def flat_size(self, group: list[int]) -> Index:
+        size: Index = 1
+        for d in group:
+            size = self.e.mul(self.top, size, self.extent[d])
+        return size
+
+    def split(self, b: Builder, flat: Index, group: list[int]) -> dict[int, Index]:
+        """The dims of `group` (outer to inner) at its row-major flat index `flat`."""
+        dims, rest = {}, flat
+        for i, d in enumerate(reversed(group)):
+            last = i == len(group) - 1
+            dims[d] = rest if last else self.e.rem(b, rest, self.extent[d])
+            if not last:
+                rest = self.e.div(b, rest, self.extent[d])
+        return dims
+
+    def at(self, b: Builder, form: Linear, dims: dict[int, Index]) -> Value:
+        """A linear form's value at `dims`."""
+        coefs, const = form
+        total: Index = const
+        for d, coef in coefs.items():
+            total = self.e.add(b, total, self.e.mul(b, dims[d], coef))
+        return self.e.v(total)
+
+    def product(self, b: Builder, factors: list[Factor], dims: dict[int, Index]) -> Value:
+        """The product of `factors` read at `dims`, in the body's order."""
+        loc, value = self.e.location, None
+        for f in factors:
+            x = b.create(LoadOp, f.buffer, [self.at(b, form, dims) for form in f.forms],
+                         location=loc).result
+            value = x if value is None else b.create(arith.MulFOp, value, x,
+                                                     location=loc).result
+        return value
+
+    def c_index(self, b: Builder, m: Index, n: Index) -> list[Value]:
+        """C's indices at flat row `m` and flat column `n`."""
+        c = self.c
+        dims = dict(self.ivs) | self.split(b, m, c.m)
+        out = [self.e.v(dims[next(iter(form[0]))]) for form in c.c_forms[:-1]]
+        return out + [self.e.v(self.e.add(b, n, c.c_forms[-1][1]))]
+
+    def emit(self) -> None:
+        c, s, e, top = self.c, self.s, self.e, self.top
+        self.M, self.N, self.K = (self.flat_size(g) for g in (c.m, c.n, c.k))
+        per_image = self.per_image()
+        self.threads = self.threads and not per_image        # one level of threads
+        bp_shape = (s.nc // s.nr, s.kc, s.nr)
+        self.bp = None if per_image else e.alloc(top, bp_shape)
+        self.ap_all = None
+        if self.a_once():
+            m, k = c.static(c.m), c.static(c.k)
+            self.ap_all = e.alloc(top, (-(-m // s.mr), k, s.mr))
+            self.pack_a(top, self.ap_all, 0, 0, m, k)
+
+        def batch_loop(b: Builder, depth: int) -> None:
+            if depth == len(c.batch):
+                e.for_(b, 0, self.N, s.nc, lambda b2, jc, _: self.column_block(b2, jc))
+                return
+            d = c.batch[depth]
+
+            def body(b2, iv, _):
+                self.ivs[d] = iv
+                batch_loop(b2, depth + 1)
+            if not (per_image and depth == 0):
+                e.for_(b, 0, self.extent[d], 1, body)
+                return
+
+            def image(b2, iv):                    # each thread its own packed B
+                self.bp = e.alloc(b2, bp_shape)
+                body(b2, iv, [])
+                b2.create(DeallocOp, self.bp, location=e.location)
+            e.parallel(b, self.extent[d], 1, image, True)
+
+        batch_loop(top, 0)
+        after = Builder.after(c.op)
+        for buf in (None if per_image else self.bp, self.ap_all):
+            if buf is not None:
+                after.create(DeallocOp, buf, location=e.location)
+
+    def per_image(self) -> bool:
+        """Whether the threads split the outer batch loop (a convolution's images) instead of
+        the row blocks: where M, static, is one row block, so the row blocks alone would
+        leave all threads but one idle."""
+        c, s = self.c, self.s
+        m = c.static(c.m)
+        return self.threads and bool(c.batch) and m is not None and m <= s.mc
+
+    def a_once(self) -> bool:
+        """Whether A is packed once for the whole op, not per block: its factors use no
+        batch dim (a convolution's filter, read again for every image) and all of it, static,
+        fits in half of the L2."""
+        c, s = self.c, self.s
+        m, k = c.static(c.m), c.static(c.k)
+        return bool(c.batch) and m is not None and k is not None and \
+            not any(f.dims() & set(c.batch) for f in c.a) and \
+            -(-m // s.mr) * s.mr * k * 4 <= self.l2_bytes // 2
+
+    def column_block(self, b: Builder, jc: Value) -> None:
+        e, s = self.e, self.s
+        nb = e.min(b, s.nc, e.sub(b, self.N, jc))
+
+        def k_block(b2: Builder, pc: Value, _) -> None:
+            kb = e.min(b2, s.kc, e.sub(b2, self.K, pc))
+            e.parallel(b2, e.ceildiv(b2, nb, s.nr), 1,
+                       lambda b3, p: self.pack_b(b3, p, jc, pc, kb), self.threads)
+            e.parallel(b2, self.M, s.mc, lambda b3, ic: self.row_block(b3, ic, jc, pc, nb, kb),
+                       self.threads)
+        e.for_(b, 0, self.K, s.kc, k_block)
+
+    # ----- packing ----------------------------------------------------------------------------
+
+    def pack_b(self, b: Builder, p: Value, jc: Value, pc: Value, kb: Index) -> None:
+        """Bp[p, k, j] = prod(B factors) at (pc + k, jc + p * nr + j), zero past N."""
+        e, c, nr = self.e, self.c, self.s.nr
+        n0 = e.add(b, jc, e.mul(b, p, nr))
+        cols = e.min(b, nr, e.sub(b, self.N, n0))
+        zero = e.fconst(b, 0.0, F32)
+
+        def row(b2: Builder, k: Value, _) -> None:
+            kdims = dict(self.ivs) | self.split(b2, e.add(b2, pc, k), c.k)
+
+            def copy(b3: Builder, n: Value, _) -> None:
+                dims = kdims | self.split(b3, n, c.n)
+                x = self.product(b3, c.b, dims)
+                j = e.v(e.sub(b3, n, n0))
+                b3.create(StoreOp, x, self.bp, [p, k, j], location=e.location)
+            # over the flat column itself, its offset in the panel `n - n0`: loop-vectorize
+            # sees a lane index and `lane - c` (vector loads of a row-major B, stores to Bp)
+            e.for_(b2, n0, e.add(b2, n0, cols), 1, copy)
+            e.for_(b2, cols, nr, 1, lambda b3, j, _: self.store(b3, zero, self.bp, [p, k, j]))
+        e.for_(b, 0, kb, 1, row)
+
+    def pack_a(self, b: Builder, ap: Value, ic: Value, pc: Value, mb: Index,
+               kb: Index) -> None:
+        """Ap[q, k, r] = prod(A factors) at (ic + q * mr + r, pc + k), zero past M."""
+        e, c, mr = self.e, self.c, self.s.mr
+        zero = e.fconst(b, 0.0, F32)
+
+        def panel(b2: Builder, q: Value, _) -> None:
+            m0 = e.add(b2, ic, e.mul(b2, q, mr))
+            rows = e.min(b2, mr, e.sub(b2, self.M, m0))
+
+            def row(b3: Builder, r: Value, _) -> None:
+                mdims = dict(self.ivs) | self.split(b3, e.add(b3, m0, r), c.m)
+
+                def copy(b4: Builder, k: Value, _) -> None:
+                    dims = mdims | self.split(b4, e.add(b4, pc, k), c.k)
+                    x = self.product(b4, c.a, dims)
+                    b4.create(StoreOp, x, ap, [q, k, r], location=e.location)
+                e.for_(b3, 0, kb, 1, copy)
+            e.for_(b2, 0, rows, 1, row)
+            e.for_(b2, rows, mr, 1, lambda b3, r, _: e.for_(
+                b3, 0, kb, 1, lambda b4, k, _: self.store(b4, zero, ap, [q, k, r])))
+        e.for_(b, 0, e.ceildiv(b, mb, mr), 1, panel)
+
+    def store(self, b: Builder, value: Value, buf: Value, indices: list) -> None:
+        b.create(StoreOp, value, buf, [self.e.v(i) for i in indices], location=self.e.location)
+
+    # ----- the register tiles -----------------------------------------------------------------
+
+    def row_block(self, b: Builder, ic: Value, jc: Value, pc: Value, nb: Index,
+                  kb: Index) -> None:
+        e, s = self.e, self.s
+        mb = e.min(b, s.mc, e.sub(b, self.M, ic))
+        scratch = e.alloc(b, (s.mr, s.nr))
+        tile_acc = None
+        if self.ep is not None and self.waits == TILE:
+            tile_acc = b.create(AllocOp, [], result_types=[
+                MemRefType((s.mr, s.nr), self.c.c.type.element)], location=e.location).result
+        if self.ap_all is None:
+            ap, q0, ak = e.alloc(b, (s.mc // s.mr, s.kc, s.mr)), 0, 0
+            self.pack_a(b, ap, ic, pc, mb, kb)
+        else:
+            ap, q0, ak = self.ap_all, e.div(b, ic, s.mr), pc
+
+        def column(b2: Builder, p: Value, _) -> None:
+            def tile(b3: Builder, q: Value, _) -> None:
+                m0 = e.add(b3, ic, e.mul(b3, q, s.mr))
+                n0 = e.add(b3, jc, e.mul(b3, p, s.nr))
+                aq = e.v(e.add(b3, q0, q))
+
+                def chunk(b4: Builder, k0: Index, _) -> None:
+                    k1 = e.min(b4, kb, e.add(b4, k0, s.chunk))
+                    accs = self.kernel(b4, ap, aq, ak, p, k0, k1)
+                    tile = (accs, scratch, m0, n0)
+                    if self.ep is None:
+                        self.partial(b4, tile, pc, k0)
+                    elif self.waits == NOWHERE:
+                        self.final(b4, tile, None)
+                    elif self.waits == TILE:
+                        e.if_(b4, e.eq(b4, k1, kb), lambda b5: self.final(b5, tile, tile_acc),
+                              lambda b5: e.if_(b5, e.eq(b5, k0, 0),
+                                               lambda b6: self.add_tile(b6, accs, tile_acc,
+                                                                        False),
+                                               lambda b6: self.add_tile(b6, accs, tile_acc,
+                                                                        True)))
+                    else:
+                        last = e.eq(b4, e.add(b4, pc, k1), self.K)
+                        e.if_(b4, last, lambda b5: self.final(b5, tile, self.c.c),
+                              lambda b5: self.partial(b5, tile, pc, k0))
+                if s.chunk >= s.kc:
+                    chunk(b3, 0, [])
+                else:
+                    e.for_(b3, 0, kb, s.chunk, chunk)
+            e.for_(b2, 0, e.ceildiv(b2, mb, s.mr), 1, tile)
+        e.for_(b, 0, e.ceildiv(b, nb, s.nr), 1, column)
+        b.create(DeallocOp, scratch, location=e.location)
+        if tile_acc is not None:
+            b.create(DeallocOp, tile_acc, location=e.location)
+        if self.ap_all is None:
+            b.create(DeallocOp, ap, location=e.location)
+
+    def kernel(self, b: Builder, ap: Value, q: Value, ak: Index, p: Value, k0: Index,
+               k1: Index) -> list[Value]:
+        """The mr x nr tile of Ap[q, ak + k] x Bp[p, k] over k0 <= k < k1: mr * nv vector
+        accumulators from zero."""
+        e, s, loc = self.e, self.s, self.e.location
+        nv = s.nr // s.lanes
+        zero = b.create(BroadcastOp, e.fconst(b, 0.0, F32), result_types=[self.vec],
+                        location=loc).result
+
+        def step(b2: Builder, k: Value, accs: list[Value]) -> list[Value]:
+            bs = [b2.create(VectorLoadOp, self.bp, [p, k, e.v(j * s.lanes)],
+                            result_types=[self.vec], location=loc).result for j in range(nv)]
+            out = []
+            for r in range(s.mr):
+                x = b2.create(LoadOp, ap, [q, e.v(e.add(b2, ak, k)), e.v(r)],
+                              location=loc).result
+                xv = b2.create(BroadcastOp, x, result_types=[self.vec], location=loc).result
+                out += [b2.create(FmaOp, xv, bs[j], accs[r * nv + j], location=loc).result
+                        for j in range(nv)]
+            return out
+        return e.for_(b, k0, k1, 1, step, [zero] * (s.mr * nv))
+
+    def partial(self, b: Builder, tile: tuple, pc: Value, k0: Index) -> None:
+        """Add a tile's sums into C (store them, in the first K step where the fill was
+        folded)."""
+        e = self.e
+        if not self.overwrite:
+            self.update(b, *tile, add=True)
+            return
+        first = e.eq(b, e.add(b, pc, k0), 0)
+        e.if_(b, first, lambda b2: self.update(b2, *tile, add=False),
+              lambda b2: self.update(b2, *tile, add=True))
+
+    def add_tile(self, b: Builder, accs: list[Value], tile_acc: Value, add: bool) -> None:
+        """The per-tile buffer (+)= a chunk's sums, all of it: no edges in a tile's own."""
+        e, s, loc = self.e, self.s, self.e.location
+        t = VectorType((s.lanes,), tile_acc.type.element)
+        for i, acc in enumerate(accs):
+            idx = [e.v(i // (s.nr // s.lanes)), e.v(i % (s.nr // s.lanes) * s.lanes)]
+            new = self.widen(b, acc, t)
+            if add:
+                old = b.create(VectorLoadOp, tile_acc, idx, result_types=[t],
+                               location=loc).result
+                new = b.create(arith.AddFOp, old, new, location=loc).result
+            b.create(VectorStoreOp, new, tile_acc, idx, location=loc)
+
+    def final(self, b: Builder, tile: tuple, waiting: Value | None) -> None:
+        """The last K step of a tile: its sums, plus those `waiting` (the per-tile buffer,
+        C's accumulator, or None), through the epilogue into its outputs: by whole vectors
+        where the tile lies within M x N; at an edge row by row up to M, by vectors where
+        they end before N, element by element through `scratch` where not."""
+        accs, scratch, m0, n0 = tile
+        e, s, c, loc = self.e, self.s, self.c, self.e.location
+        nv = s.nr // s.lanes
+        rows = e.min(b, s.mr, e.sub(b, self.M, m0))
+        cols = e.min(b, s.nr, e.sub(b, self.N, n0))
+        elem = c.c.type.element
+
+        def summed(b2: Builder, x: Value, r: Index, j: Index, t) -> Value:
+            """`x` (f32 sums at tile row `r`, column `j`) widened, plus what waits there."""
+            x = self.widen(b2, x, t)
+            if waiting is None:
+                return x
+            idx = [e.v(r), e.v(j)] if waiting is not c.c else \
+                self.c_index(b2, e.add(b2, m0, r), e.add(b2, n0, j))
+            old = b2.create(LoadOp, waiting, idx, location=loc).result if t is elem else \
+                b2.create(VectorLoadOp, waiting, idx, result_types=[t], location=loc).result
+            return b2.create(arith.AddFOp, old, x, location=loc).result
+
+        def point(b2: Builder, r: Index, j: Index) -> dict:
+            return dict(self.ivs) | self.split(b2, e.add(b2, m0, r), c.m) | \
+                self.split(b2, e.add(b2, n0, j), c.n)
+
+        def vector(b2: Builder, r: int, j: int) -> None:
+            v = summed(b2, accs[r * nv + j], r, j * s.lanes, VectorType((s.lanes,), elem))
+            epilogues.apply(self.ep, self, b2, v, point(b2, r, j * s.lanes), s.lanes)
+
+        def scalar(b2: Builder, r: Index, j0: Index) -> None:
+            def col(b3: Builder, jj: Value, _) -> None:
+                x = b3.create(LoadOp, scratch, [e.v(r), jj], location=loc).result
+                epilogues.apply(self.ep, self, b3, summed(b3, x, r, jj, elem),
+                                point(b3, r, jj), 1)
+            e.for_(b2, j0, cols, 1, col)
+
+        def whole(b2: Builder) -> None:
+            for i in range(len(accs)):
+                vector(b2, i // nv, i % nv)
+
+        def edges(b2: Builder) -> None:
+            n = c.static(c.n)
+            for r in range(s.mr):
+                def fill_row(b3: Builder, r=r) -> None:
+                    for j in range(nv):
+                        def part(b4: Builder, j=j) -> None:
+                            b4.create(VectorStoreOp, accs[r * nv + j], scratch,
+                                      [e.v(r), e.v(j * s.lanes)], location=loc)
+                            scalar(b4, r, j * s.lanes)
+                        if n is not None and (j + 1) * s.lanes > n:
+                            part(b3)
+                            continue
+                        e.if_(b3, e.le(b3, (j + 1) * s.lanes, cols),
+                              lambda b4, j=j: vector(b4, r, j), part)
+                if r == 0:
+                    fill_row(b2)
+                else:
+                    e.if_(b2, e.lt(b2, r, rows), fill_row, lambda b3: None)
+        self.tiles(b, rows, cols, whole, edges)
+
+    def tiles(self, b: Builder, rows: Index, cols: Index, whole, edges) -> None:
+        """`whole(b)` for a tile within M x N, `edges(b)` for one crossing them: decided
+        statically where the sizes tell, else by a `loop.if`."""
+        e, s, c = self.e, self.s, self.c
+        m, n = c.static(c.m), c.static(c.n)
+        if m is not None and n is not None and m % s.mr == 0 and n % s.nr == 0:
+            whole(b)
+        elif (m is not None and m < s.mr) or (n is not None and n < s.nr):
+            edges(b)                         # no whole tile fits
+        else:
+            inside = b.create(arith.AndIOp, e.eq(b, rows, s.mr), e.eq(b, cols, s.nr),
+                              location=e.location).result
+            e.if_(b, inside, whole, edges)
+
+    def update(self, b: Builder, accs: list[Value], scratch: Value, m0: Value,
+               n0: Value, add: bool) -> None:
+        """C[m0:m0+mr, n0:n0+nr] (+)= the tile (`add`: C's old value is added to, else
+        overwritten): all vectors when the tile lies within M x N; else row by row up to M,
+        each row's vectors whole where they end before N, through `scratch` and a scalar
+        loop over the valid columns where they do not."""
+        e, s, c, loc = self.e, self.s, self.c, self.e.location
+        nv = s.nr // s.lanes
+        rows = e.min(b, s.mr, e.sub(b, self.M, m0))
+        cols = e.min(b, s.nr, e.sub(b, self.N, n0))
+        ctype = c.c.type.element
+        cvec = VectorType((s.lanes,), ctype)
+        n = c.static(c.n)
+
+        def vector(b2: Builder, acc: Value, row: list[Value], j: int) -> None:
+            idx = row[:-1] + [e.v(e.add(b2, row[-1], j * s.lanes))]
+            new = self.widen(b2, acc, cvec)
+            if add:
+                old = b2.create(VectorLoadOp, c.c, idx, result_types=[cvec],
+                                location=loc).result
+                new = b2.create(arith.AddFOp, old, new, location=loc).result
+            b2.create(VectorStoreOp, new, c.c, idx, location=loc)
+
+        def partial(b2: Builder, acc: Value, row: list[Value], r: int, j: int) -> None:
+            b2.create(VectorStoreOp, acc, scratch, [e.v(r), e.v(j * s.lanes)], location=loc)
+
+            def col(b3: Builder, jj: Value, _) -> None:
+                idx = row[:-1] + [e.v(e.add(b3, row[-1], jj))]
+                new = self.widen(b3, b3.create(LoadOp, scratch, [e.v(r), jj],
+                                               location=loc).result, ctype)
+                if add:
+                    old = b3.create(LoadOp, c.c, idx, location=loc).result
+                    new = b3.create(arith.AddFOp, old, new, location=loc).result
+                b3.create(StoreOp, new, c.c, idx, location=loc)
+            e.for_(b2, j * s.lanes, cols, 1, col)
+
+        def whole(b2: Builder) -> None:
+            for r in range(s.mr):
+                row = self.c_index(b2, e.add(b2, m0, r), n0)
+                for j in range(nv):
+                    vector(b2, accs[r * nv + j], row, j)
+
+        def edges(b2: Builder) -> None:
+            for r in range(s.mr):
+                def fill_row(b3: Builder, r=r) -> None:
+                    row = self.c_index(b3, e.add(b3, m0, r), n0)
+                    for j in range(nv):
+                        acc = accs[r * nv + j]
+                        if n is not None and (j + 1) * s.lanes > n:
+                            partial(b3, acc, row, r, j)     # no whole vector fits in N
+                            continue
+                        e.if_(b3, e.le(b3, (j + 1) * s.lanes, cols),
+                              lambda b4, acc=acc, j=j: vector(b4, acc, row, j),
+                              lambda b4, acc=acc, j=j: partial(b4, acc, row, r, j))
+                if r == 0:
+                    fill_row(b2)                  # a tile has one row at least
+                else:
+                    e.if_(b2, e.lt(b2, r, rows), fill_row, lambda b3: None)
+
+        self.tiles(b, rows, cols, whole, edges)
+
+    def widen(self, b: Builder, x: Value, t) -> Value:
+        """`x` (f32) in C's element type `t` (f32 or f64, or vectors of them)."""
+        if not self.c.widened:
+            return x
+        return b.create(arith.ExtFOp, x, result_types=[t], location=self.e.location).result

@@ -1,0 +1,245 @@
+"""linalg-matmul-blis: float32 contractions on memrefs (matmuls, batched matmuls,
+convolutions and their gradients) to a BLIS-style blocked, packed, register-blocked loop nest.
+
+Which ops. A `linalg.matmul`, `linalg.batch_matmul`, `linalg.conv_2d_nchw_fchw` or
+`linalg.generic` on memrefs whose body adds a product of float32 inputs into its output, in
+f32 or widened into f64 (what lower-graph-to-linalg's `Accumulator` emits for `graph.matmul`,
+`graph.conv2d` and the convolution gradients), every index a linear form of the loop dims:
+passes/blis/contraction.py splits the loops into batch, M, N and K groups (a matmul has one
+dim in each; a convolution per image is M = filters, N = output pixels, K = channels x
+window) and the factors into A's side and B's. The packing steps read the factors at any
+point of the groups, so a convolution's input window goes straight into B's packed panel
+(im2col into the panel, no im2col buffer), and the output is stored in NCHW. A
+`fusion.group` holding such an op is dissolved (the blocked nest is not a per-point body),
+and its epilogue (the elementwise members after the contraction: truncation, bias,
+activation, residual, mask, an optimizer's update) is applied at the micro-kernel's final
+store where it runs on vectors (passes/blis/epilogue.py says which members qualify; not a
+convolution's, whose N is two dims); what does not qualify runs after the nest, as its own
+nest, as before.
+
+The f64 accumulator. The graph's contraction writes a temporary f64 buffer that a zero fill
+precedes and an epilogue (`truncf`, bias, relu, ...) reads. Two rewrites cut its traffic:
+the fill is folded (the first K block stores its sums instead of adding them to C, which it
+then never reads; only where K is static and not zero), and a buffer whose trailing dims
+are B's (a convolution's output pixels) is collapsed into one row, so that the micro-kernel
+stores whole vectors where an NCHW row (12 floats in examples/cnn.irk) is shorter than one.
+
+The nest (BLIS's five loops around a micro-kernel; Van Zee and van de Geijn, 2015):
+
+    for batch...                                      loop.for per batch dim
+      for jc in [0, N) step nc                        L3 block of B's columns
+        for pc in [0, K) step kc                      L1/L2 block of the reduction
+          loop.parallel p: pack B[pc.., jc..] into Bp[p][k][nr]        (zero-padded columns)
+          loop.parallel ic in [0, M) step mc          threads split the rows
+            Ap = alloc; pack A[ic.., pc..] into Ap[q][k][mr]           (zero-padded rows)
+            for jr: for ir:                           register tiles of mr x nr
+              micro-kernel: mr * nr/lanes vector accumulators carried by a loop.for over
+              k < kc (`iter_args`), one vector load of Bp per lane group, one broadcast of
+              Ap per row, `math.fma` each (vfmadd231ps, the broadcast folded into it)
+              store: C[tile] += acc (vector loads and stores; `arith.extf` first for an
+              f64 C), or, for a tile crossing M or N, the accumulators through a scratch
+              tile and a scalar loop over the valid part; with an epilogue, the last K
+              step's store instead adds what waits and runs the epilogue into its outputs
+
+The epilogue at the store. The sums of a tile's earlier K steps wait (`nest.NOWHERE`,
+`TILE`, `BUFFER`): nowhere when all of K is one chunk (static, <= `chunk`); in a per-tile
+buffer (mr x nr, C's element type, one per row block) when K is one block of several
+chunks; in the accumulator (C) itself when K has several blocks or is dynamic. In the first
+two cases the f64 accumulator is erased, so where an epilogue is applied a static K of up
+to `kc-epilogue` (1024) is made one block (kc = K): the accuracy contract is unchanged (f32
+sums of `chunk` products, added up in f64 in the per-tile buffer). Measured (1 thread,
+bench/bench_matmul.py --epilogue, `relu(a @ b + c)`, load 1.5, numpy's OpenBLAS in the same
+round): 1024^3 99.3 GFLOP/s (numpy 98.5; epilogue as its own nest, kc = 256: 90.1);
+2048x2048x512 102.1 (numpy 93.2; own nest: 68.0: the 32 MB f64 accumulator, written,
+faulted in and read back, was a third of the time). Where K is dynamic and 0 the nest
+stores nothing: the members are kept under a `loop.if` on K == 0, reading the filled
+accumulator.
+
+Threads. The row blocks are the threads' unit; where static M is one row block and there
+is a batch dim (a convolution's filters are few: 8 and 16 in examples/cnn.irk), the outer
+batch loop (the images) is the `loop.parallel` instead, each iteration packing its own B.
+
+Numerics. The kernel accumulates in float32 with fused multiply-adds from zero and adds the
+partial sums into C (BLIS's beta = 1), so C's initial value is included and a K loop of length
+0 leaves C alone (where a zero fill was folded, the first block's sums are stored: beta = 0
+once, the same values). A side of several factors (a folded batchnorm's scale times the
+filter) is multiplied out in float32 while packing. The blocking reassociates the op's
+sequential sum: results are not bit-equal to lower-linalg-to-loop's. The float32 accumulators
+run `chunk` (64) k steps before they are added into C: with an f64 C the chunks add up without
+further loss, so the error is that of float32 sums of 64 products, combined. Measured max
+|error| / sum|a*b| over 1024 x 1024 outputs of positive data (the worst case: no
+cancellation), in units of eps32, against the C * log2(K) bound of
+tests/unit/test_reduction_accuracy.py: K = 1024: 1.17 (chunk 64), 2.28 (128), 4.96 (256),
+bound 10; K = 64, 128, 256 with chunk = K: 5.3, 6.5, 9.8 against 6, 7, 8, where numpy's
+OpenBLAS gives 5.3, 6.5, 9.5 (it sums all of K in float32). So chunk 64 holds the bound where
+numpy does; its speed cost against 256 was within the noise of one loaded round (45.1 vs 43.5
+GFLOP/s). For an f32 C the chunk sums add up in f32 as well.
+
+Sizes (`schedule`): the register tile from the target (`irkit.target.host()`): `nv` vectors
+of `lanes` float32 across n and `mr` rows, the pair with the most fused multiply-adds per
+operand fetched (mr * nv / (mr + nv)) among those whose mr * nv accumulators, nv B vectors and
+one broadcast fit the vector registers, with at least 8 accumulators in flight (4-cycle FMA
+latency, two FMA pipes): 6 x 64 on AVX-512 (32 zmm; against 14 x 32 and 8 x 48 on 1024^3:
+38.8, 33.4 and 37.8 GFLOP/s in one loaded round), 4 x 24 on AVX2; for static sizes the
+score is weighted by the share of the tiles' FMAs inside M x N (a convolution's 16 x 16 gets
+16 x 16, not 6 x 64, which would compute four times its work). Cache blocks: kc = 256
+(a kc x nr B micro-panel stays in L1 across the row tiles), mc the multiple of mr whose A
+block (mc x kc) fills half of the L2, at most 128 rows (the row blocks are the threads'
+unit: more of them balance a team; 1024^3 at 1 thread: 44.9 GFLOP/s with mc = 120 against
+38.7 with 504, numpy 44.1, one loaded round), nc the multiple of nr whose B panel (kc x nc) fills
+half of the L3 share; `chunk` (above). Options override each.
+
+Threshold. Below `min-flops` (2 * batch * M * N * K, all sizes static; default 2^18) the op
+is left to lower-linalg-to-loop. Measured with bench/bench_matmul.py (1 thread, against the table's
+plain nest): the blocked nest was faster at every size tried, 32x128x32 (2^18 flops: 9.6 vs
+8.1 GFLOP/s), 64x64x64 (18 vs 12), the MLP's 128x10x128 (7.1 vs 4.3) and 128x128x64 (41
+vs 13); below 2^18 packing is most of the work and the plain nest is kept (a vectorized
+plain nest may move the threshold up: measure again). Convolutions (`--conv`, 1 thread,
+median ms of a forward and both gradients, the machine at load 4.8): examples/cnn.irk's
+training step at batch 64 2.21 (plain nest 6.60, PyTorch eager 2.29); 64x8x6x6 * 16x8x3x3
+1.02 (4.25, PyTorch 0.40); 32x32x32x32 * 64x32x3x3 141 (2208, PyTorch 75); a second round
+at load 5.3: 2.07 against PyTorch's 1.69 for the training step (parity within the noise of
+this shared machine, not yet a clear win). What is left
+is mostly packing: a small convolution's B panel is its im2col, one load, index split and
+store per element, scalar.
+"""
+
+from __future__ import annotations
+
+from irkit.builder import Builder
+from irkit.ir import Operation
+from irkit.pass_manager import Pass, register_pass
+from irkit.dialects.fusion import GroupOp
+from irkit.dialects.linalg import StructuredOp
+from irkit.passes.blis import epilogue as epilogues
+from irkit.passes.blis.contraction import (
+    Contraction, flatten_accumulator, generalized, match, zero_fill,
+)
+from irkit.passes.blis.epilogue import Epilogue
+from irkit.passes.blis.nest import NOWHERE, TILE, Blis, schedule
+from irkit.passes.lower_linalg_to_loop import IndexConstants
+
+
+def _dissolve(group: GroupOp, op: Operation) -> list[Operation]:
+    """Run a `fusion.group`'s ops one after another, in its place; the ones after `op`."""
+    ops = list(group.body.ops)[:-1]
+    for o in ops:
+        o.move_before(group)
+    group.erase()
+    return ops[ops.index(op) + 1:]
+
+
+def _place_members(ep: Epilogue, blis: Blis) -> None:
+    """After the nest, the members are erased: the nest ran them. Where K is dynamic they
+    are kept under `K == 0` (the nest then stores nothing; they read the filled
+    accumulator)."""
+    c, e = blis.c, blis.e
+    if c.static(c.k) is not None:
+        for m in ep.ops():
+            m.erase()
+        return
+    at = Builder.before(c.op)
+    e.if_(at, e.eq(at, blis.K, 0), lambda b: [b.insert(m.detach()) for m in ep.ops()],
+          lambda b: None)
+
+
+def _drop(buffer) -> None:
+    """Erase a temporary only its frees (and unused reads of its sizes) still use. One whose
+    sizes something else still reads (a `memory.dim` giving another loop's bound) stays:
+    allocated and never written, which costs memory, not correctness."""
+    users = list(buffer.users)
+    if any(u.results and any(r.has_uses() for r in u.results) for u in users):
+        return
+    for u in users:
+        u.erase()
+    buffer.owner.erase()
+
+
+@register_pass
+class LinalgMatmulBlis(Pass):
+    """Float32 contractions on memrefs to the BLIS nest (see the module docstring).
+
+    Algorithm:
+      1. Collect the structured ops on memrefs; generalize each matmul, batch matmul and
+         NCHW convolution, and match the contraction (linear maps, the body's product,
+         the batch / M / N / K groups).
+      2. Skip it when its static sizes are small (`min-flops`); else dissolve the
+         `fusion.group` it is in, if any, and find the epilogue among the group's ops after
+         it (`epilogue.find`); collapse its temporary f64 output's trailing N dims into
+         one, and fold the zero fill before it.
+      3. Pick the schedule (register tile from the target, cache blocks from the cache
+         sizes and options) and build the nest before the op: B's packed buffer at the top,
+         batch, jc and pc loops, B packed by a `loop.parallel` over its panels, a
+         `loop.parallel` over mc row blocks each packing its A block into its own buffer
+         and running the micro-kernel over its mr x nr tiles, adding each into C (storing,
+         in the first K block, where the fill was folded), or, at the last K step where
+         there is an epilogue, adding what waits and running the epilogue into its
+         outputs; erase the op and the members (kept under `K == 0` for a dynamic K), and
+         the accumulator where no sums wait in it.
+
+    Options: `mr`, `nr`, `mc`, `kc`, `nc`, `lanes` (0: from the target and the cost model),
+    `chunk` (k steps per float32 partial sum), `l2-bytes` / `l3-bytes` (the cache sizes
+    the blocks are made for), `min-flops` (0: every match), `parallel=false` (every
+    loop a `loop.for`), `epilogue=false` (the epilogue its own nest, as before) and
+    `kc-epilogue` (the largest static K made one block for an epilogue; 0: none).
+    """
+
+    name = "linalg-matmul-blis"
+    mr: int = 0
+    nr: int = 0
+    mc: int = 0
+    kc: int = 256
+    kc_epilogue: int = 1024
+    nc: int = 0
+    chunk: int = 64
+    lanes: int = 0
+    l2_bytes: int = 1 << 20
+    l3_bytes: int = 16 << 20
+    min_flops: int = 1 << 18
+    parallel: bool = True
+    epilogue: bool = True
+
+    def run(self, root: Operation) -> None:
+        constants = IndexConstants()
+        ops = [o for o in root.walk() if isinstance(o, StructuredOp) and o is not root
+               and o.has_buffer_semantics and not o.results]
+        for op in ops:
+            generic = generalized(op)
+            c = match(generic) if generic is not None else None
+            if c is None or not self._worth_it(c):
+                if generic is not None and generic is not op:
+                    generic.erase()
+                continue
+            group = op.parent_op
+            ep = None
+            if isinstance(group, GroupOp):
+                following = _dissolve(group, op)
+                if self.epilogue and c.static(c.k) != 0:
+                    ep = epilogues.find(c, following, {op, generic})
+            c = flatten_accumulator(c)
+            if ep is not None and not epilogues.vector_ok(ep, c):
+                ep = None                        # measured slower element by element
+            fill = zero_fill(c)
+            if fill is not None:
+                fill.erase()
+            if ep is not None:
+                for alloc in ep.hoisted:
+                    alloc.move_before(op if generic is op else generic)
+            sizes = tuple(c.static(g) for g in (c.m, c.n, c.k))
+            one_block = ep is not None and fill is not None
+            blis = Blis(c, schedule(self, sizes, one_block), constants, self.parallel,
+                        fill is not None, self.l2_bytes, ep)
+            blis.emit()
+            if ep is not None:
+                _place_members(ep, blis)
+            generic.erase()
+            if generic is not op:
+                op.erase()
+            if ep is not None and blis.waits in (NOWHERE, TILE):
+                _drop(c.c)
+
+    def _worth_it(self, c: Contraction) -> bool:
+        """Whether the static sizes leave enough work for packing to pay (module docstring);
+        a dynamic size counts as large."""
+        size = c.static(c.batch + c.m + c.n + c.k)
+        return size is None or 2 * size >= self.min_flops

@@ -1,0 +1,547 @@
+"""loop-vectorize: innermost loops to the `vector` dialect, `width` lanes per iteration.
+
+A vectorized loop runs `width` consecutive iterations at once: lane `l` of every vector is
+what iteration `iv + l` computed. Values are of three kinds along the loop's induction
+variable `iv`:
+
+- uniform: the same in every lane (defined above the loop, or computed from such values
+  only); kept scalar, and splatted with `vector.broadcast` where a vector needs it;
+- lane index: `iv + c` with `c` uniform (the `index` values that address consecutive
+  elements); kept as the scalar index of lane 0;
+- vector: everything else: one `vector<W x T>` per scalar of type `T`.
+
+Each body op is rewritten by what its operands are: a `memory.load` at uniform indices is
+a scalar load; one whose last index is a lane index and whose other indices are uniform is
+a `memory.vector_load` of `W` consecutive elements (the memref's last stride must be 1 by
+type); `memory.store` the same with `memory.vector_store`; an elementwise `arith` / `math`
+op with a vector operand is the same op on vectors (`cmpf` gives `vector<W x i1>`, `select`
+takes it lane-wise); an `arith.addi` / `subi` of a lane index and a uniform index is a lane
+index. Anything else leaves the loop scalar, with the reason (`remarks=true` writes it on
+the loop as `loop_vectorize.missed`): a load whose index is computed per lane (a gather: an
+index loaded from memory, or computed from a lane index by anything but `+ c`), a lane
+index in another position (a non-unit stride), a store of one element from every lane, a
+per-lane loop bound or condition, a call, a run-time check, an op with regions.
+
+Three loop shapes are vectorized.
+
+1. The last dimension of an innermost `loop.parallel` (no `loop.parallel` inside it), its
+   body straight-line code or `loop.for`s with uniform bounds. Every parallel iteration is
+   independent (`loop.parallel`'s meaning), so running `W` of them in lock step is one of
+   their valid orders, whatever they load and store. A `loop.for` inside keeps its scalar
+   trip count; a value it carries becomes a vector when its init or what its body yields
+   is one (found by a fixpoint: start uniform, widen what turns out per-lane). That is the
+   matmul case: `C[i, j] += A[i, k] * B[k, j]` with `j` the last parallel dimension and the
+   `k` loop inside carries `W` sums of `j` lanes, `A[i, k]` broadcast, `B[k, j:j+W]` one
+   vector load. No lane's sum is reordered: the result is bit-exact.
+2. An innermost `loop.for` (no region inside its body) carrying reductions: each carried
+   value `%acc` has one use, `%new = op %acc, %x` (or `op %x, %acc`), and `%new` is only
+   yielded at `%acc`'s position, with `op` associative and commutative: `addf`, `mulf`,
+   `maximumf`, `minimumf` and the integer `addi`, `muli`, `andi`, `ori`, `xori`, `max/min`
+   `si/ui`. The loop then carries `W` partial results, one per lane, from the identity of
+   `op`; after it `vector.reduction` combines them with the loop's init. Lane `l` sums the
+   iterations `l, l + W, l + 2W, ...`: for float `addf` / `mulf` that reassociates the
+   sum, so it rounds differently from the sequential one (by at most about `log2(W) + n/W`
+   roundings instead of `n`: more accurate in the worst case, not bit-equal). Float add
+   and mul reductions are therefore vectorized when `reassociate=true` (the default; the
+   project's accuracy contract bounds the error of sums, not their order) or when the op
+   carries `fastmath<reassoc>`; the final `vector.reduction` gets `fastmath<reassoc>` too.
+   `maximumf` / `minimumf` and the integer kinds are associative exactly: always
+   vectorized, bit-exact. Stores beside the reductions are shape 3's: nothing but its
+   combining op reads a carried value, so no stored value depends on a partial result.
+3. An innermost `loop.for` without carried values (a parallel dimension lowered
+   sequentially): vectorized only when no buffer it stores to is loaded in it at other
+   indices (as SSA values: the emitter's buffers, one per operand, do not overlap where an
+   op is defined, see lower_linalg_to_loop's docstring), so no iteration reads what an
+   earlier one wrote.
+
+Remainders. The vector loop steps by `W` up to `lb + ((ub - lb) floordiv W) * W`; the
+original scalar loop is kept for the rest, its lower bound moved to where the vector loop
+stopped (for a reduction, its init the combined vector result). With a static trip count
+that is a multiple of `W` there is no remainder loop; with one below `W` the loop stays
+scalar. Scalar remainders rather than masked loads and stores: the remainder is the
+original, unchanged code (nothing new to trust), it is at most `W - 1` iterations per
+row, and LLVM lowers masked memory ops well only on AVX-512.
+
+Width. `width=0` (the default) takes it from the host target (`irkit.target.host()`, read
+in the core because passes may not import a backend): one vector register's worth of the
+smallest element the loop loads or stores (16 f32 or 8 f64 on AVX-512, 8 / 4 on AVX2). A
+loop mixing f32 data with f64 sums then carries `vector<16xf64>` (two registers), and LLVM
+splits it. A fixed `width=N` vectorizes for another target or for tests.
+"""
+
+from __future__ import annotations
+
+import math
+
+from irkit.attributes import FloatAttr, IntegerAttr, StringAttr
+from irkit.builder import Builder
+from irkit.ir import Block, Operation, Value
+from irkit.opdef import Elementwise, Pure, has_trait
+from irkit.pass_manager import Pass, register_pass
+from irkit.rewrite import constant_value
+from irkit.target import host
+from irkit.types import INDEX, FloatType, IndexType, IntegerType, MemRefType, Type, VectorType
+from irkit.dialects import arith
+from irkit.dialects.arith import FASTMATH, materialize_constant
+from irkit.dialects.loop import ForOp, ParallelOp, YieldOp
+from irkit.dialects.memory import (
+    DimOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp, strides_and_offset,
+)
+from irkit.dialects.vector import KIND_ATTRS, BroadcastOp, ReductionOp
+from irkit.passes.lower_linalg_to_loop import IndexConstants
+
+#: the kinds of values along the vectorized induction variable (uniform ones have none)
+LANE, VECTOR = "lane index", "vector"
+
+#: reduction op -> (`vector.reduction` kind, whether it reassociates floats)
+_REDUCTIONS = {
+    arith.AddFOp: ("add", True), arith.MulFOp: ("mul", True),
+    arith.MaximumFOp: ("maximumf", False), arith.MinimumFOp: ("minimumf", False),
+    arith.AddIOp: ("add", False), arith.MulIOp: ("mul", False), arith.AndIOp: ("and", False),
+    arith.OrIOp: ("or", False), arith.XOrIOp: ("xor", False),
+    arith.MaxSIOp: ("maxsi", False), arith.MinSIOp: ("minsi", False),
+    arith.MaxUIOp: ("maxui", False), arith.MinUIOp: ("minui", False),
+}
+
+
+def identity(kind: str, t: Type):
+    """The attribute `e` of type `t` with `e op x == x` for every `x`: `-0.0` for float add
+    (`-0.0 + x` is `x` for `x = -0.0` too, while `+0.0 + -0.0` is `+0.0`)."""
+    if isinstance(t, FloatType):
+        value = {"add": -0.0, "mul": 1.0, "maximumf": -math.inf, "minimumf": math.inf}[kind]
+        return FloatAttr(value, t)
+    w = t.width
+    value = {"add": 0, "or": 0, "xor": 0, "maxui": 0, "mul": 1, "and": -1, "minui": -1,
+             "maxsi": -(1 << (w - 1)), "minsi": (1 << (w - 1)) - 1}[kind]
+    return IntegerAttr(value, t)
+
+
+class Unvectorizable(Exception):
+    """Why a loop stays scalar."""
+
+
+def _lane_type(t: Type) -> bool:
+    """Whether this pass makes vectors of `t`: floats and integers, not `index`."""
+    return isinstance(t, (FloatType, IntegerType))
+
+
+def _const_int(v: Value) -> int | None:
+    a = constant_value(v)
+    return a.value if isinstance(a, IntegerAttr) else None
+
+
+def _element_bytes(t: Type) -> int:
+    """Bytes of a memref element (`index` counted as 8, `i1` as 1)."""
+    bits = t.width if isinstance(t, (FloatType, IntegerType)) else 64
+    return max(1, bits // 8)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rewriting a body W lanes at a time
+# ---------------------------------------------------------------------------------------------
+
+
+class _Lanes:
+    """Rewrites ops of a loop body for `width` lanes, into blocks of a new loop.
+
+    `vmap` maps each source value to its new value (a lane index to lane 0's index), `kind`
+    says which values are lane indices or vectors (absent: uniform). Raises
+    `Unvectorizable` with the reason on the first op it cannot rewrite; the caller then
+    drops what was built (it is not inserted in the IR yet)."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.vmap: dict[Value, Value] = {}
+        self.kind: dict[Value, str] = {}
+        self._splats: dict[tuple[Block, Value], Value] = {}
+
+    def get(self, v: Value) -> Value:
+        return self.vmap.get(v, v)
+
+    def vtype(self, t: Type) -> VectorType:
+        return VectorType((self.width,), t)
+
+    def vector(self, v: Value, b: Builder) -> Value:
+        """`v` as a vector: itself, or a uniform value splatted (once per block)."""
+        kind = self.kind.get(v)
+        if kind == VECTOR:
+            return self.vmap[v]
+        if kind == LANE:
+            raise Unvectorizable("a lane index is used as a value (index vectors are not "
+                                 "made)")
+        key = (b.ip.block, v)
+        s = self._splats.get(key)
+        if s is None:
+            s = self._splats[key] = b.create(BroadcastOp, self.get(v),
+                                             result_types=[self.vtype(v.type)]).result
+        return s
+
+    def block(self, src: Block, b: Builder) -> None:
+        """Rewrite every op of `src` but its terminator at `b`."""
+        for op in src.ops:
+            if op is not src.terminator:
+                self.op(op, b)
+
+    def op(self, op: Operation, b: Builder) -> None:
+        if isinstance(op, ForOp):
+            return self.for_loop(op, b)
+        if op.regions:
+            raise Unvectorizable(f"'{op.name}' has regions")
+        kinds = [self.kind.get(v) for v in op.operands]
+        if isinstance(op, StoreOp):
+            return self.store(op, b)
+        if not (has_trait(op, Pure) or isinstance(op, (LoadOp, DimOp))):
+            raise Unvectorizable(f"'{op.name}' has effects other than loads and stores")
+        if not any(kinds):
+            b.insert(op.clone(self.vmap))
+        elif isinstance(op, LoadOp):
+            self.load(op, b)
+        elif self.is_lane_offset(op, kinds):
+            b.insert(op.clone(self.vmap))
+            self.kind[op.results[0]] = LANE
+        elif LANE in kinds:
+            raise Unvectorizable(f"a lane index feeds '{op.name}' (only `+ c` keeps the "
+                                 "stride 1)")
+        elif has_trait(op, Elementwise) and has_trait(op, Pure):
+            self.elementwise(op, b)
+        else:
+            raise Unvectorizable(f"'{op.name}' cannot take vector operands")
+
+    @staticmethod
+    def is_lane_offset(op: Operation, kinds: list) -> bool:
+        """`lane + c`, `c + lane` or `lane - c` on `index`."""
+        if isinstance(op, arith.AddIOp):
+            return kinds in ([LANE, None], [None, LANE])
+        return isinstance(op, arith.SubIOp) and kinds == [LANE, None]
+
+    def elementwise(self, op: Operation, b: Builder) -> None:
+        types = [v.type for v in op.operands] + op.result_types
+        if not all(_lane_type(t) for t in types):
+            raise Unvectorizable(f"'{op.name}' computes a per-lane index (a gather or "
+                                 "scatter)" if any(isinstance(t, IndexType) for t in types)
+                                 else f"'{op.name}' has operands that are not scalars")
+        operands = [self.vector(v, b) for v in op.operands]
+        new = b.insert(Operation.create(op.name, operands,
+                                        [self.vtype(t) for t in op.result_types],
+                                        op.properties, op.attributes, location=op.location))
+        for old, res in zip(op.results, new.results):
+            self.vmap[old] = res
+            self.kind[old] = VECTOR
+
+    # ----- memory ---------------------------------------------------------------------------
+
+    def unit_stride(self, op: Operation, memref: Value, indices: list[Value]) -> None:
+        """Check that `memref[indices]` addresses `width` consecutive elements: the last
+        index a lane index, the others and the memref uniform, stride 1 by type."""
+        kinds = [self.kind.get(v) for v in indices]
+        t: MemRefType = memref.type
+        if self.kind.get(memref) or VECTOR in kinds:
+            raise Unvectorizable(f"'{op.name}' at an index computed per lane (a gather or "
+                                 "scatter)")
+        if LANE in kinds[:-1] or not kinds or kinds[-1] != LANE:
+            raise Unvectorizable(f"'{op.name}' strides the lanes over a dimension other "
+                                 "than the last")
+        layout = strides_and_offset(t)
+        if layout is None or layout[0][-1] != 1:
+            raise Unvectorizable(f"'{op.name}' on a memref whose last stride is not 1 by type")
+        if not (isinstance(t.element, FloatType) or
+                (isinstance(t.element, IntegerType) and t.element.width % 8 == 0)):
+            raise Unvectorizable(f"'{op.name}' of {t.element} elements")
+        last = t.shape[-1]
+        if last is not None and last < self.width:
+            raise Unvectorizable(f"'{op.name}': the last dimension ({last}) is shorter than "
+                                 f"{self.width} lanes")
+
+    def load(self, op: LoadOp, b: Builder) -> None:
+        self.unit_stride(op, op.memref, op.indices)
+        v = b.create(VectorLoadOp, self.get(op.memref), [self.get(i) for i in op.indices],
+                     result_types=[self.vtype(op.result.type)], location=op.location)
+        self.vmap[op.result] = v.result
+        self.kind[op.result] = VECTOR
+
+    def store(self, op: StoreOp, b: Builder) -> None:
+        if not any(self.kind.get(v) for v in op.indices):
+            raise Unvectorizable("'memory.store' of one element from every lane")
+        self.unit_stride(op, op.memref, op.indices)
+        b.create(VectorStoreOp, self.vector(op.value, b), self.get(op.memref),
+                 [self.get(i) for i in op.indices], location=op.location)
+
+    # ----- loops inside the vectorized one --------------------------------------------------
+
+    def for_loop(self, op: ForOp, b: Builder) -> None:
+        """A `loop.for` with uniform bounds, carrying vectors where its values differ per
+        lane (see the module docstring, shape 1)."""
+        if any(self.kind.get(v) for v in (op.lower_bound, op.upper_bound, op.step)):
+            raise Unvectorizable("a 'loop.for' whose bounds differ per lane")
+        widened = {i for i, v in enumerate(op.init_args) if self.kind.get(v)}
+        while True:
+            for i in widened:
+                if not _lane_type(op.init_args[i].type):
+                    raise Unvectorizable(f"a 'loop.for' carries a per-lane "
+                                         f"{op.init_args[i].type}")
+            inits = [self.vector(v, b) if i in widened else self.get(v)
+                     for i, v in enumerate(op.init_args)]
+            new = self.build_for(op, widened, inits)
+            late = {i for i, v in enumerate(op.body.blocks[0].terminator.operands)
+                    if i not in widened and self.kind.get(v)}
+            if not late:
+                break
+            new.drop_all_references()           # widen those too, and rewrite it again
+            widened |= late
+        b.insert(new)
+        for i, (old, res) in enumerate(zip(op.results, new.results)):
+            self.vmap[old] = res
+            if i in widened:
+                self.kind[old] = VECTOR
+
+    def build_for(self, op: ForOp, widened: set[int], inits: list[Value]) -> ForOp:
+        """The rewritten `op`, its carried values `widened` vectors, not inserted yet."""
+        types = [v.type for v in inits]
+        body = Block([INDEX, *types])
+        src = op.body.blocks[0]
+        self.vmap[src.args[0]] = body.args[0]
+        for i, (old, new) in enumerate(zip(src.args[1:], body.args[1:])):
+            self.vmap[old] = new
+            if i in widened:
+                self.kind[old] = VECTOR
+        inner = Builder.at_end(body)
+        self.block(src, inner)
+        yielded = [self.vector(v, inner) if i in widened else self.get(v)
+                   for i, v in enumerate(src.terminator.operands)]
+        inner.create(YieldOp, yielded, result_types=[], location=op.location)
+        new = ForOp.build(self.get(op.lower_bound), self.get(op.upper_bound),
+                          self.get(op.step), inits, result_types=types, regions=1,
+                          location=op.location)
+        new.regions[0].add_block(body)
+        return new
+
+
+# ---------------------------------------------------------------------------------------------
+# The loops
+# ---------------------------------------------------------------------------------------------
+
+
+class _Vectorizer:
+    """Vectorizes one loop at a time (`parallel` or `reduction`), or raises
+    `Unvectorizable`; `width` 0 asks the host target."""
+
+    def __init__(self, width: int, reassociate: bool) -> None:
+        self.width = width
+        self.reassociate = reassociate
+        self.constants = IndexConstants()
+
+    def lanes_for(self, loop: Operation) -> int:
+        """The lane count: the option, or a register's worth of the smallest element the
+        loop loads or stores."""
+        if self.width:
+            return self.width
+        sizes = [_element_bytes(o.memref.type.element) for o in loop.walk()
+                 if isinstance(o, (LoadOp, StoreOp))]
+        return host().lanes(min(sizes, default=4))
+
+    def checked_lanes(self, loop: Operation, lb: Value, ub: Value, step: Value) -> int:
+        if _const_int(step) != 1:
+            raise Unvectorizable("the step is not the constant 1")
+        width = self.lanes_for(loop)
+        if width < 2:
+            raise Unvectorizable("the target has no vector registers")
+        lo, hi = _const_int(lb), _const_int(ub)
+        if lo is not None and hi is not None:
+            while width > hi - lo and width > 2:
+                width //= 2                     # 10 iterations: 8 lanes and 2 scalar ones
+            if width > hi - lo:
+                raise Unvectorizable(f"{max(hi - lo, 0)} iterations, fewer than 2 lanes")
+        return width
+
+    def main_bound(self, b: Builder, lb: Value, ub: Value, width: int) -> tuple[Value, bool]:
+        """Where the vector loop stops, `lb + ((ub - lb) floordiv width) * width` (as
+        `ub - (ub - lb) rem width`: the same for `ub >= lb`, and `lb`'s empty loop below),
+        and whether a remainder is left."""
+        lo, hi = _const_int(lb), _const_int(ub)
+        if lo is not None and hi is not None:
+            n = hi - lo
+            return self.constants.get(b.ip.before, lo + n - n % width), n % width != 0
+        span = ub if lo == 0 else b.create(arith.SubIOp, ub, lb).result
+        rem = b.create(arith.RemSIOp, span, self.constants.get(b.ip.before, width)).result
+        return b.create(arith.SubIOp, ub, rem).result, True
+
+    # ----- shape 1: the last dimension of a loop.parallel -----------------------------------
+
+    def parallel(self, loop: ParallelOp) -> None:
+        n = len(loop.induction_vars)
+        d = n - 1
+        lb, ub = loop.lower_bounds[d], loop.upper_bounds[d]
+        width = self.checked_lanes(loop, lb, ub, loop.steps[d])
+        steps = list(loop.steps)
+        steps[d] = self.constants.get(loop, width)
+        new = ParallelOp.build(list(loop.lower_bounds), list(loop.upper_bounds), steps,
+                               result_types=[], regions=1, location=loop.location)
+        body = new.regions[0].add_block(Block([INDEX] * n))
+        lanes = _Lanes(width)
+        lanes.vmap.update(zip(loop.induction_vars, body.args))
+        lanes.kind[loop.induction_vars[d]] = LANE
+        try:
+            lanes.block(loop.body.blocks[0], Builder.at_end(body))
+        except Unvectorizable:
+            new.drop_all_references()
+            raise
+        Builder.at_end(body).create(YieldOp, [], result_types=[], location=loop.location)
+        b = Builder.before(loop)
+        main, remainder = self.main_bound(b, lb, ub, width)
+        new.set_operand(n + d, main)
+        b.insert(new)
+        if remainder:
+            loop.set_operand(d, main)
+        else:
+            loop.erase()
+
+    # ----- shapes 2 and 3: an innermost loop.for --------------------------------------------
+
+    def reductions(self, loop: ForOp) -> list[tuple[Operation, str]]:
+        """The combining op and kind of each carried value (shape 2), or raise."""
+        found = []
+        src = loop.body.blocks[0]
+        for i, acc in enumerate(loop.region_iter_args):
+            users = acc.users
+            op = users[0] if len(users) == 1 else None
+            entry = _REDUCTIONS.get(type(op))
+            yielded = src.terminator.operands[i]
+            if entry is None or not _lane_type(acc.type) or op.operands.count(acc) != 1 or \
+                    op.results[0] is not yielded or op.results[0].users != [src.terminator] \
+                    or src.terminator.operands.count(yielded) != 1:
+                raise Unvectorizable(f"carried value #{i} is not a reduction by an "
+                                     "associative op")
+            kind, reassociates = entry
+            if reassociates and not (self.reassociate or
+                                     FASTMATH.has(op.properties["fastmath"], "reassoc")):
+                raise Unvectorizable(f"a float '{op.name}' reduction, and reassociate=false "
+                                     "without fastmath<reassoc>")
+            found.append((op, kind))
+        return found
+
+    @staticmethod
+    def check_memory(loop: ForOp) -> None:
+        """No iteration reads what another wrote (shapes 2 and 3)."""
+        stores = [o for o in loop.body.blocks[0].ops if isinstance(o, StoreOp)]
+        loads = [o for o in loop.body.blocks[0].ops if isinstance(o, LoadOp)]
+        for s in stores:
+            for ld in loads:
+                if ld.memref is s.memref and ld.indices != s.indices:
+                    raise Unvectorizable("a buffer stored to is loaded at other indices "
+                                         "(a dependence between iterations)")
+
+    def for_loop(self, loop: ForOp) -> None:
+        reductions = self.reductions(loop)
+        self.check_memory(loop)
+        lb, ub = loop.lower_bound, loop.upper_bound
+        width = self.checked_lanes(loop, lb, ub, loop.step)
+        lanes = _Lanes(width)
+        src = loop.body.blocks[0]
+        types = [lanes.vtype(v.type) for v in loop.init_args]
+        body = Block([INDEX, *types])
+        lanes.vmap[src.args[0]] = body.args[0]
+        lanes.kind[src.args[0]] = LANE
+        for old, new in zip(src.args[1:], body.args[1:]):
+            lanes.vmap[old] = new
+            lanes.kind[old] = VECTOR
+        inner = Builder.at_end(body)
+        try:
+            lanes.block(src, inner)
+            yielded = [lanes.vector(v, inner) for v in src.terminator.operands]
+        except Unvectorizable:
+            for o in body.ops:
+                o.drop_all_references()
+            raise
+        inner.create(YieldOp, yielded, result_types=[], location=loop.location)
+        b = Builder.before(loop)
+        main, remainder = self.main_bound(b, lb, ub, width)
+        inits = []
+        for (op, kind), t in zip(reductions, types):
+            e = b.insert(materialize_constant(identity(kind, t.element), t.element,
+                                              loop.location)).results[0]
+            inits.append(b.create(BroadcastOp, e, result_types=[t]).result)
+        new = b.insert(ForOp.build(lb, main, self.constants.get(loop, width), inits,
+                                   result_types=types, regions=1, location=loop.location))
+        new.regions[0].add_block(body)
+        combined = []
+        for (op, kind), init, partial in zip(reductions, loop.init_args, new.results):
+            flags = {"fastmath": FASTMATH.from_names(["reassoc"])} if \
+                isinstance(init.type, FloatType) and kind in ("add", "mul") else {}
+            combined.append(b.create(ReductionOp, partial, init, result_types=[init.type],
+                                     kind=KIND_ATTRS[kind], **flags).result)
+        if remainder:
+            loop.set_operand(0, main)
+            for i, v in enumerate(combined):
+                loop.set_operand(3 + i, v)
+        else:
+            loop.replace_all_uses_with(combined)
+            loop.erase()
+
+
+# ---------------------------------------------------------------------------------------------
+# The pass
+# ---------------------------------------------------------------------------------------------
+
+
+def _innermost_parallel(op: Operation) -> bool:
+    return isinstance(op, ParallelOp) and \
+        not any(isinstance(n, ParallelOp) for n in op.walk() if n is not op)
+
+
+def _innermost_for(op: Operation) -> bool:
+    return isinstance(op, ForOp) and not any(o.regions for o in op.body.blocks[0].ops)
+
+
+@register_pass
+class LoopVectorize(Pass):
+    """Vectorize innermost loops to the `vector` dialect, `width` lanes at a time, with
+    scalar remainder loops (see the module docstring for what is vectorized and why).
+
+    Algorithm:
+      1. Collect the innermost `loop.parallel`s and the innermost `loop.for`s (no region in
+         their bodies), in program order, before changing anything.
+      2. For each `loop.parallel`: rewrite its body for `W` lanes of its last dimension
+         (`_Lanes`: uniform values scalar, `iv + c` indices scalar, the rest vectors;
+         unit-stride accesses become `memory.vector_load` / `vector_store`; `loop.for`s
+         inside carry vectors where their values differ per lane). On success, insert the
+         vector loop, stepping by `W` to the last multiple of `W`, and keep the original
+         as the remainder from there (erased when the trip count is a static multiple).
+      3. For each `loop.for` not inside a loop vectorized in 2: check its carried values
+         are reductions by associative ops (and float add/mul may reassociate), and that
+         it carries no dependence through memory; rewrite its body with the induction
+         variable as the lane index and the carried values as vectors of partial results
+         starting from the op's identity; combine them after the loop with
+         `vector.reduction` and the loop's init, which the scalar remainder continues.
+      4. A loop that fails a check stays as it was; with `remarks=true` the reason is the
+         loop's `loop_vectorize.missed` attribute.
+
+    Options: `width` lanes (0: from the host target, one vector register of the loop's
+    smallest element); `reassociate` (true: float sums and products become per-lane
+    partial results; false: only ops with `fastmath<reassoc>`); `remarks`.
+    """
+
+    name = "loop-vectorize"
+    width: int = 0
+    reassociate: bool = True
+    remarks: bool = False
+
+    def run(self, root: Operation) -> None:
+        vectorizer = _Vectorizer(self.width, self.reassociate)
+        parallels = [o for o in root.walk() if _innermost_parallel(o)]
+        fors = [o for o in root.walk() if _innermost_for(o)]
+        done: set[Operation] = set()
+        for loop in parallels:
+            if self.attempt(loop, vectorizer.parallel):
+                done.add(loop)
+        for loop in fors:
+            if not any(a in done for a in loop.ancestors()):
+                self.attempt(loop, vectorizer.for_loop)
+
+    def attempt(self, loop: Operation, vectorize) -> bool:
+        try:
+            vectorize(loop)
+        except Unvectorizable as e:
+            if self.remarks:
+                loop.set_attr("loop_vectorize.missed", StringAttr(str(e)))
+            return False
+        return True

@@ -1,0 +1,238 @@
+"""Partitioned models on MPI ranks: `load_model(path, data_parallel=N)` under `mpiexec -n N`.
+
+Each rank is one process running the same program (SPMD): it is given its own slice of
+the batch, as PyTorch's DistributedDataParallel is, and keeps a whole copy of the
+variables, which the summed gradients keep identical on all ranks. The program is the
+model's module after autodiff, annotated by `parallel-data{ranks=N}` and partitioned by
+`parallel-propagate`, `parallel-partition` and `parallel-simplify` (`PARTITION`): its
+collectives are explicit ops.
+
+How the collectives run, per engine:
+
+- **interpreter**: the `parallel` ops call the rank's `Communicator`, here
+  `MPICommunicator`, which implements the dialect's two primitives with mpi4py (`exchange`
+  an allgather over the group's sub-communicator, `send`/`recv` point to point), so the
+  interpreter's numpy collectives (sums in float64 in group order) run on real ranks.
+- **jit**: the compiled code calls MPI itself. `bufferize` turns each collective into an
+  `mpi` op on the buffer that holds the value (in place for a gradient's all_reduce:
+  `irkit.passes.bufferization.collectives`), `parallel-drop-grids` removes the grids, and
+  the LLVM backend emits `MPI_Allreduce` / `MPI_Allgather` calls through MPICH's C ABI
+  (`irkit.backends.llvm_collectives`); `load_mpi_symbols` makes the `libmpi` that mpi4py
+  loaded visible to the JIT's linker.
+
+Why the compiled code calls MPI rather than the runtime splitting a step at its
+collectives and calling mpi4py between compiled pieces: one compiled function per step
+keeps the memory planner's arena, the fusion and the in-place reuse whole (a split step
+would return every value live across a collective to Python, as a fresh array, and take it
+back); the gradient is summed in the buffer the backward pass wrote it to, with no copy
+and no Python in the step; and the same object code runs under any MPI launcher once
+linked against `libmpi`. The price is an ABI: the code is bound to MPICH's handle values
+(MPICH, Intel MPI, MVAPICH; not Open MPI), and only collectives over the whole grid are
+compiled (a group of part of a grid would need communicators made at run time); the
+interpreter runs every collective, on any group.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import functools
+import os
+
+import numpy as np
+
+from irkit.dialects.parallel import Communicator, GridInfo, GridOp
+from irkit.ir import Operation
+from irkit.pass_manager import PassManager
+from irkit.passes import pipeline, register_all
+from irkit.runtime.compiled import VERIFY_EACH_PASS, compile_models
+from irkit.runtime.engines import (
+    InterpreterEngine, JitEngine, expand_derivatives, has_derivatives, select_model,
+)
+
+#: the passes that partition a module after autodiff (`parallel-data` annotates first)
+PARTITION = "parallel-propagate,parallel-partition,parallel-simplify"
+
+
+def data_parallel_passes(ranks: int) -> str:
+    """The textual pipeline that makes a module at the autodiff stage data parallel."""
+    return f"parallel-data{{ranks={ranks}}},{PARTITION}"
+
+
+def check_ranks(ranks) -> int:
+    """`ranks` if it is a valid rank count (a positive int), else a ValueError."""
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
+        raise ValueError(f"data_parallel must be a positive number of ranks, got {ranks!r}")
+    return ranks
+
+
+def data_parallel_rows(start: str | None, stop: str, ranks: int, disable=()) -> str:
+    """`pipeline.passes_between(start, stop, disable)` for a data parallel model: the module
+    is partitioned at the end of the autodiff row (so the graph module the runtime's shape
+    functions read is the partitioned one: each rank allocates its own outputs), and its
+    grids are dropped after the last row (`parallel-drop-grids`)."""
+    names = pipeline.stage_names()
+    first = 0 if start is None else names.index(start) + 1
+    rows = names[first:names.index(stop) + 1]
+    parts, at = [], start
+    for row in rows:
+        if row == pipeline.DEV_STAGE or row == pipeline.compiled_stage():
+            parts.append(pipeline.passes_between(at, row, disable))
+            parts.append(data_parallel_passes(ranks) if row == pipeline.DEV_STAGE
+                         else "parallel-drop-grids")
+            at = row
+    if at != stop:
+        parts.append(pipeline.passes_between(at, stop, disable))
+    return ",".join(p for p in parts if p)
+
+
+def data_parallel_pipeline(ranks: int, disable=(), verify_each: bool = VERIFY_EACH_PASS):
+    """A `make_pm(start, stop)` for `lower_model_with_graph` / `compile_models` running
+    `data_parallel_rows`."""
+    def make_pm(start, stop) -> PassManager:
+        register_all()
+        return PassManager.parse(data_parallel_rows(start, stop, ranks, disable),
+                                 verify_each=verify_each)
+    return make_pm
+
+
+# ---------------------------------------------------------------------------------------------
+# MPI
+# ---------------------------------------------------------------------------------------------
+
+
+def mpi_world():
+    """mpi4py's `COMM_WORLD`, or a clear error where mpi4py or an MPI library is missing."""
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise RuntimeError(f"data parallel training runs on MPI: install mpi4py and MPICH "
+                           f"(pip install 'irkit[mpi]', or scripts/setup.sh) and start the "
+                           f"ranks with mpiexec -n N ({e})") from None
+    return MPI.COMM_WORLD
+
+
+def world_for(ranks: int):
+    """The world communicator, checked to have `ranks` ranks."""
+    world = mpi_world()
+    if world.Get_size() != ranks:
+        raise ValueError(f"data_parallel={ranks} needs {ranks} MPI ranks: start them with "
+                         f"mpiexec -n {ranks} (this process is rank {world.Get_rank()} of "
+                         f"{world.Get_size()})")
+    return world
+
+
+@functools.cache
+def load_mpi_symbols() -> str:
+    """Make the MPI library mpi4py loaded visible to the JIT (MCJIT resolves the compiled
+    code's `MPI_*` calls against the libraries loaded permanently); returns its path."""
+    import llvmlite.binding as llvm
+    mpi_world()
+    path = _loaded_libmpi() or ctypes.util.find_library("mpi")
+    if path is None:
+        raise RuntimeError("cannot find the MPI library mpi4py loaded (libmpi.so)")
+    llvm.load_library_permanently(path)
+    return path
+
+
+def _loaded_libmpi() -> str | None:
+    """The path of the `libmpi` mapped into this process (Linux: /proc/self/maps)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split()[-1]
+                if os.path.basename(path).startswith("libmpi.so"):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+class MPICommunicator(Communicator):
+    """A rank of a grid as one MPI process (the world's rank r is the grid's rank r): the
+    dialect's `exchange` is an allgather over the group's own communicator (split from the
+    world the first time the group meets), `send` and `recv` are the world's."""
+
+    def __init__(self, grid: GridInfo, world) -> None:
+        if world.Get_size() != grid.size:
+            raise ValueError(f"grid @{grid.name} has {grid.size} ranks, the MPI world "
+                             f"{world.Get_size()}: start them with mpiexec -n {grid.size}")
+        super().__init__(grid, world.Get_rank())
+        self.world = world
+        self._groups: dict = {}
+
+    def _comm(self, group: list[int]):
+        key = tuple(group)
+        if len(group) == self.world.Get_size():
+            return self.world
+        if key not in self._groups:
+            # every rank meets its group's first collective at the same step, so every rank
+            # of the world takes part in this split together
+            self._groups[key] = self.world.Split(min(group), group.index(self.rank))
+        return self._groups[key]
+
+    def exchange(self, x, group):
+        return self._comm(group).allgather(np.array(x, order="C"))
+
+    def send(self, x, dest):
+        self.world.send(np.array(x, order="C"), dest=dest)
+
+    def recv(self, source):
+        return self.world.recv(source=source)
+
+
+def module_grid(module: Operation) -> GridInfo:
+    grids = [op for op in module.regions[0].blocks[0].ops if isinstance(op, GridOp)]
+    if len(grids) != 1:
+        raise ValueError(f"expected one parallel.grid in the partitioned module, found "
+                         f"{len(grids)}")
+    return grids[0].info()
+
+
+# ---------------------------------------------------------------------------------------------
+# Engines
+# ---------------------------------------------------------------------------------------------
+
+
+class DataParallelInterpreterEngine(InterpreterEngine):
+    """The interpreter on one MPI rank: the partitioned module, its collectives on an
+    `MPICommunicator` in the interpreter state."""
+
+    def __init__(self, module: Operation, ranks: int, disable=()) -> None:
+        world = world_for(ranks)
+        module = expand_derivatives(module.clone(), disable) if has_derivatives(module) \
+            else module.clone()
+        PassManager.parse(f"builtin.module({data_parallel_passes(ranks)})").run(module)
+        super().__init__(module, disable)
+        self._state["parallel.communicator"] = MPICommunicator(module_grid(module), world)
+
+
+def data_parallel_engine(engine: str, text: str, filename: str, model: str | None,
+                         ranks: int, opt_level: int = 2, cache: bool = True,
+                         threads: int = 0, disable=()):
+    """(model name, engine) running model `model` of the DSL text `text` data parallel on
+    `ranks` MPI ranks, this process being one of them (see the module docstring)."""
+    from irkit.frontend.dsl import compile_source, model_modules
+    check_ranks(ranks)
+    if engine == "interpreter":
+        models = model_modules(compile_source(text, filename))
+        name = select_model(models, filename, model)
+        return name, DataParallelInterpreterEngine(models[name], ranks, disable)
+    if engine != "jit":
+        raise ValueError(f"data_parallel runs on the 'interpreter' and 'jit' engines, not "
+                         f"{engine!r}")
+    from irkit.diagnostics import SOURCES
+    from irkit.runtime.compile_cache import cached_compile
+    world_for(ranks)
+    load_mpi_symbols()
+
+    def build():
+        models = model_modules(compile_source(text, filename))
+        name = select_model(models, filename, model)
+        return compile_models({name: models[name]}, opt_level=opt_level,
+                              make_pm=data_parallel_pipeline(ranks, disable))
+    compiled = cached_compile(text, filename, model or "*", build, jit=True,
+                              options={"opt_level": opt_level, "disable": sorted(disable),
+                                       "data_parallel": ranks}, cache=cache)
+    SOURCES.add(filename, text)
+    name = select_model(compiled.models, filename, model)
+    return name, JitEngine(compiled, name, threads)

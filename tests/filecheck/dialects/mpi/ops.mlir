@@ -1,0 +1,16 @@
+// RUN: irkit-opt %s | irkit-opt | FileCheck %s
+
+// The mpi dialect's ops round-trip in their custom form.
+
+// CHECK-LABEL: func.func @collectives
+// CHECK: mpi.allreduce %[[G:.*]], %[[G]] : memref<64x128xf32>, memref<64x128xf32>
+// CHECK: mpi.allgather %[[X:.*]], %[[ALL:.*]] : memref<?x10xf32>, memref<?x10xf32>
+// CHECK: %[[R:.*]] = mpi.comm_rank : index
+// CHECK: return %[[R]] : index
+func.func @collectives(%g: memref<64x128xf32>, %x: memref<?x10xf32>,
+                       %all: memref<?x10xf32>) -> index {
+  mpi.allreduce %g, %g : memref<64x128xf32>, memref<64x128xf32>
+  mpi.allgather %x, %all : memref<?x10xf32>, memref<?x10xf32>
+  %r = mpi.comm_rank : index
+  return %r : index
+}

@@ -1,0 +1,277 @@
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-epilogue=0}' | FileCheck %s
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16}' | FileCheck %s --check-prefix=TILE
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 parallel=false}' | FileCheck %s --check-prefix=SEQ
+// RUN: irkit-opt %s -p linalg-matmul-blis | FileCheck %s --check-prefix=DEFAULT
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{min-flops=0 epilogue=false}' | FileCheck %s --check-prefix=NOEPI
+
+// A float32 contraction on memrefs becomes BLIS's nest: B packed into zero-padded
+// kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
+// its A block into mr-row panels, and a micro-kernel carrying mr * nr / lanes vector
+// accumulators through a k loop of `chunk` steps (broadcast of A, vector loads of packed B,
+// math.fma), added into C by vectors for a whole tile; for a tile crossing M or N, row by
+// row up to M, by vectors where they end before N, through a scratch tile where not.
+
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME:      %[[A:[^:]*]]: memref<?x?xf32>, %[[B:[^:]*]]: memref<?x?xf32>, %[[C:[^:]*]]: memref<?x?xf32>)
+// CHECK-NOT:     linalg.matmul
+// CHECK:         %[[M:.*]] = memory.dim %[[A]], 0
+// CHECK:         %[[N:.*]] = memory.dim %[[B]], 1
+// CHECK:         %[[K:.*]] = memory.dim %[[A]], 1
+// CHECK:         %[[BP:.*]] = memory.alloc() : memref<2x32x16xf32>
+// CHECK:         loop.for %[[JC:.*]] = %{{.*}} to %[[N]] step %[[C32:[^ ]*]] {
+// CHECK:           loop.for %[[PC:.*]] = %{{.*}} to %[[K]] step %[[C32]] {
+// CHECK:             loop.parallel (%[[P:.*]]) =
+// CHECK:               loop.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK:                 loop.for %[[J:[^ ]*]] = %[[N0:[^ ]*]] to %{{.*}} step
+// CHECK-NEXT:              %[[X:.*]] = memory.load %[[B]][%{{.*}}, %[[J]]]
+// CHECK-NEXT:              %[[JP:.*]] = arith.subi %[[J]], %[[N0]] : index
+// CHECK-NEXT:              memory.store %[[X]], %[[BP]][%[[P]], %{{.*}}, %[[JP]]] : memref<2x32x16xf32>
+// CHECK:               memory.store %{{.*}}, %[[BP]]
+// CHECK:             loop.parallel (%[[IC:.*]]) = (%{{.*}}) to (%[[M]]) step (%[[C4:[^)]*]]) {
+// CHECK:               %[[SCRATCH:.*]] = memory.alloc() : memref<2x16xf32>
+// CHECK:               %[[AP:.*]] = memory.alloc() : memref<2x32x2xf32>
+// CHECK:               memory.load %[[A]]
+// CHECK-NEXT:          memory.store %{{.*}}, %[[AP]]
+// CHECK:               %[[ZERO:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK-NEXT:          %[[ACC:.*]]:4 = loop.for %[[KK:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A0:.*]] = %[[ZERO]], %[[A1:.*]] = %[[ZERO]], %[[A2:.*]] = %[[ZERO]], %[[A3:.*]] = %[[ZERO]]) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK-NEXT:            %[[B0:.*]] = memory.vector_load %[[BP]][%{{.*}}, %[[KK]], %{{.*}}] : memref<2x32x16xf32>, vector<8xf32>
+// CHECK-NEXT:            %[[B1:.*]] = memory.vector_load %[[BP]][%{{.*}}, %[[KK]], %{{.*}}] : memref<2x32x16xf32>, vector<8xf32>
+// CHECK-NEXT:            %[[X0:.*]] = memory.load %[[AP]][%{{.*}}, %[[KK]], %{{.*}}] : memref<2x32x2xf32>
+// CHECK-NEXT:            %[[V0:.*]] = vector.broadcast %[[X0]] : f32 to vector<8xf32>
+// CHECK-NEXT:            %[[F0:.*]] = math.fma %[[V0]], %[[B0]], %[[A0]] : vector<8xf32>
+// CHECK-NEXT:            %[[F1:.*]] = math.fma %[[V0]], %[[B1]], %[[A1]] : vector<8xf32>
+// CHECK-NEXT:            %[[X1:.*]] = memory.load %[[AP]]
+// CHECK-NEXT:            %[[V1:.*]] = vector.broadcast %[[X1]]
+// CHECK-NEXT:            %[[F2:.*]] = math.fma %[[V1]], %[[B0]], %[[A2]] : vector<8xf32>
+// CHECK-NEXT:            %[[F3:.*]] = math.fma %[[V1]], %[[B1]], %[[A3]] : vector<8xf32>
+// CHECK-NEXT:            loop.yield %[[F0]], %[[F1]], %[[F2]], %[[F3]]
+// CHECK:               loop.if %{{.*}} {
+// CHECK-NEXT:            %[[OLD:.*]] = memory.vector_load %[[C]][%{{.*}}] : memref<?x?xf32>, vector<8xf32>
+// CHECK-NEXT:            %[[NEW:.*]] = arith.addf %[[OLD]], %[[ACC]]#0 : vector<8xf32>
+// CHECK-NEXT:            memory.vector_store %[[NEW]], %[[C]]
+// CHECK:               } else {
+// CHECK-NEXT:            %[[WHOLE:.*]] = arith.cmpi sle, %{{.*}}, %[[COLS:.*]] : index
+// CHECK-NEXT:            loop.if %[[WHOLE]] {
+// CHECK-NEXT:              memory.vector_load %[[C]]
+// CHECK:                 } else {
+// CHECK-NEXT:              memory.vector_store %[[ACC]]#0, %[[SCRATCH]]
+// CHECK-NEXT:              loop.for %{{.*}} = %{{.*}} to %[[COLS]]
+// CHECK:                     memory.load %[[SCRATCH]]
+// CHECK-NEXT:                memory.load %[[C]]
+// CHECK-NEXT:                arith.addf
+// CHECK-NEXT:                memory.store %{{.*}}, %[[C]]
+// CHECK:               memory.dealloc %[[SCRATCH]]
+// CHECK-NEXT:          memory.dealloc %[[AP]]
+// CHECK:         memory.dealloc %[[BP]]
+// CHECK-NEXT:    return
+// SEQ-LABEL:   func.func @matmul(
+// SEQ-NOT:       loop.parallel
+// SEQ:           return
+// DEFAULT-LABEL: func.func @matmul(
+// DEFAULT-NOT:     linalg.matmul
+// DEFAULT:         math.fma
+func.func @matmul(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  return
+}
+
+// lower-graph-to-linalg's matmul: f32 products widened into an f64 accumulator, in a
+// fusion.group with its truncf epilogue. The zero fill is folded (the first K block stores
+// its sums, widened, where later ones add them); K (64) is two blocks of 32, so the sums
+// wait in the f64 accumulator between them, and the last chunk of the last block adds what
+// waits and applies the epilogue at the store, into %c: the epilogue's own nest is gone.
+// CHECK-LABEL: func.func @widened(
+// CHECK-SAME:      %[[C:[^:]*]]: memref<?x16xf32>)
+// CHECK-NOT:     fusion.group
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[ACC:.*]] = memory.alloc(%{{.*}}) : memref<?x16xf64>
+// CHECK-NOT:     linalg.generic
+// CHECK:         math.fma
+// CHECK:         %[[LAST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    loop.if %[[LAST]] {
+// CHECK:           %[[WIDE:.*]] = arith.extf %{{.*}}#0 : vector<8xf32> to vector<8xf64>
+// CHECK-NEXT:      %[[OLD:.*]] = memory.vector_load %[[ACC]][%{{.*}}] : memref<?x16xf64>, vector<8xf64>
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[OLD]], %[[WIDE]] : vector<8xf64>
+// CHECK-NEXT:      %[[T:.*]] = arith.truncf %[[SUM]] : vector<8xf64> to vector<8xf32>
+// CHECK-NEXT:      memory.vector_store %[[T]], %[[C]]
+// CHECK:         } else {
+// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      loop.if %[[FIRST]] {
+// CHECK-NOT:         memory.vector_load %[[ACC]]
+// CHECK:             %[[W:.*]] = arith.extf %{{.*}}#0 : vector<8xf32> to vector<8xf64>
+// CHECK-NEXT:        memory.vector_store %[[W]], %[[ACC]]
+// CHECK:             %[[O:.*]] = memory.vector_load %[[ACC]][%{{.*}}] : memref<?x16xf64>, vector<8xf64>
+// CHECK-NEXT:        arith.addf %[[O]], %{{.*}} : vector<8xf64>
+// CHECK:         memory.dealloc %[[ACC]]
+// CHECK-NOT:     linalg.generic
+// With an epilogue at the store, a static K up to kc-epilogue (default 1024) is one K
+// block: the sums of its chunks wait in a per-tile f64 buffer, the f64 accumulator is gone.
+// TILE-LABEL: func.func @widened(
+// TILE-SAME:      %[[C:[^:]*]]: memref<?x16xf32>)
+// TILE-NOT:     memref<?x16xf64>
+// TILE:         %[[T:.*]] = memory.alloc() : memref<2x16xf64>
+// TILE:         math.fma
+// TILE:         loop.if
+// TILE:           memory.vector_load %[[T]]
+// TILE:           arith.truncf
+// TILE-NEXT:      memory.vector_store %{{.*}}, %[[C]]
+// TILE:         } else {
+// TILE:           memory.vector_store %{{.*}}, %[[T]]
+// TILE:         memory.dealloc %[[T]]
+// TILE-NOT:     memref<?x16xf64>
+// TILE:         return
+func.func @widened(%a: memref<?x64xf32>, %b: memref<64x16xf32>, %c: memref<?x16xf32>) {
+  %zero = arith.constant 0.0 : f64
+  %m = memory.dim %a, 0 : memref<?x64xf32>
+  fusion.group {kind = "epilogue", outer_dims = 2 : i64} {
+    %acc = memory.alloc(%m) : memref<?x16xf64>
+    linalg.fill ins(%zero : f64) outs(%acc : memref<?x16xf64>)
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                     affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                     affine_map<(d0, d1, d2) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : memref<?x64xf32>, memref<64x16xf32>) outs(%acc : memref<?x16xf64>) {
+    ^bb0(%x: f32, %y: f32, %s: f64):
+      %p = arith.mulf %x, %y : f32
+      %w = arith.extf %p : f32 to f64
+      %t = arith.addf %s, %w : f64
+      linalg.yield %t : f64
+    }
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%acc : memref<?x16xf64>) outs(%c : memref<?x16xf32>) {
+    ^bb0(%x: f64, %y: f32):
+      %r = arith.truncf %x : f64 to f32
+      linalg.yield %r : f32
+    }
+    memory.dealloc %acc : memref<?x16xf64>
+  }
+  return
+}
+
+// Below min-flops (default 2^18: 2 * 4 * 16 * 8 here) the op is left to
+// lower-linalg-to-loop.
+// DEFAULT-LABEL: func.func @small(
+// DEFAULT-NEXT:    linalg.matmul
+// DEFAULT-NOT:     math.fma
+func.func @small(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+  return
+}
+
+// A convolution as lower-graph-to-linalg emits it (f64 temporary, zero fill, truncf
+// epilogue): M = filters, N = output pixels, K = (channels, window). The temporary's pixel
+// dims are collapsed into one row of 8 * 8 (the epilogue reads it at d2 * 8 + d3), the
+// filter is packed once before the image loop, and the image's window is read straight
+// into B's packed panel (im2col in the pack, no im2col buffer).
+// CHECK-LABEL: func.func @conv(
+// CHECK-SAME:      %[[X:[^:]*]]: memref<?x3x10x10xf32>, %[[K:[^:]*]]: memref<5x3x3x3xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[ACC:.*]] = memory.alloc(%{{.*}}) : memref<?x5x64xf64>
+// CHECK:         %[[IMAGES:.*]] = memory.dim %[[X]], 0
+// CHECK:         %[[AP:.*]] = memory.alloc() : memref<3x27x2xf32>
+// CHECK:         memory.load %[[K]]
+// CHECK:         loop.for %[[N:.*]] = %{{.*}} to %[[IMAGES]] step
+// CHECK:           memory.load %[[X]][%[[N]], %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK:           math.fma
+// CHECK:           memory.vector_store %{{.*}}, %[[ACC]][%[[N]], %{{.*}}, %{{.*}}] : memref<?x5x64xf64>, vector<8xf64>
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 8 + d3)>,
+// CHECK-SAME:        ins(%[[ACC]] : memref<?x5x64xf64>)
+// CHECK:         memory.dealloc %[[ACC]] : memref<?x5x64xf64>
+// DEFAULT-LABEL: func.func @conv(
+// DEFAULT:         math.fma
+func.func @conv(%x: memref<?x3x10x10xf32>, %k: memref<5x3x3x3xf32>, %o: memref<?x5x8x8xf32>) {
+  %zero = arith.constant 0.0 : f64
+  %n = memory.dim %x, 0 : memref<?x3x10x10xf32>
+  %acc = memory.alloc(%n) : memref<?x5x8x8xf64>
+  linalg.fill ins(%zero : f64) outs(%acc : memref<?x5x8x8xf64>)
+  linalg.generic {indexing_maps = [
+      affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>,
+      affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>,
+      affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                        "reduction", "reduction", "reduction"]}
+      ins(%x, %k : memref<?x3x10x10xf32>, memref<5x3x3x3xf32>)
+      outs(%acc : memref<?x5x8x8xf64>) {
+  ^bb0(%a: f32, %b: f32, %s: f64):
+    %p = arith.mulf %a, %b : f32
+    %w = arith.extf %p : f32 to f64
+    %t = arith.addf %s, %w : f64
+    linalg.yield %t : f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%acc : memref<?x5x8x8xf64>) outs(%o : memref<?x5x8x8xf32>) {
+  ^bb0(%a: f64, %b: f32):
+    %r = arith.truncf %a : f64 to f32
+    linalg.yield %r : f32
+  }
+  memory.dealloc %acc : memref<?x5x8x8xf64>
+  return
+}
+
+// An epilogue in the group (truncf, bias, relu) is applied at the micro-kernel's store:
+// the accumulators go through its ops lane-wise (vectors; the bias a vector load, the
+// constant a broadcast) into the group's real output. K (16) is one chunk, so no sums
+// wait anywhere: the f64 accumulator and the epilogue's own nest are gone.
+// CHECK-LABEL: func.func @epilogue(
+// CHECK-SAME:      %[[BIAS:[^:]*]]: memref<32xf32>, %[[Y:[^:]*]]: memref<?x32xf32>)
+// CHECK-NOT:     fusion.group
+// CHECK-NOT:     xf64>
+// CHECK:         %[[ACC:.*]]:4 = loop.for
+// CHECK:           math.fma
+// CHECK:         loop.if %{{.*}} {
+// CHECK-NEXT:      %[[WIDE:.*]] = arith.extf %[[ACC]]#0 : vector<8xf32> to vector<8xf64>
+// CHECK-NEXT:      %[[B:.*]] = memory.vector_load %[[BIAS]][%{{.*}}] : memref<32xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[T:.*]] = arith.truncf %[[WIDE]] : vector<8xf64> to vector<8xf32>
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[T]], %[[B]] : vector<8xf32>
+// CHECK-NEXT:      %[[Z:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK-NEXT:      %[[R:.*]] = arith.maximumf %[[S]], %[[Z]] : vector<8xf32>
+// CHECK-NEXT:      memory.vector_store %[[R]], %[[Y]][%{{.*}}, %{{.*}}] : memref<?x32xf32>, vector<8xf32>
+// CHECK:         } else {
+// CHECK:             loop.for
+// CHECK:               memory.load %[[BIAS]]
+// CHECK:               arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:          memory.store %{{.*}}, %[[Y]]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// NOEPI-LABEL: func.func @epilogue(
+// NOEPI:         memory.alloc(%{{.*}}) : memref<?x32xf64>
+// NOEPI:         math.fma
+// NOEPI:         linalg.generic
+// NOEPI:           arith.maximumf
+func.func @epilogue(%a: memref<?x16xf32>, %b: memref<16x32xf32>, %bias: memref<32xf32>, %y: memref<?x32xf32>) {
+  %zero = arith.constant 0.0 : f64
+  %fz = arith.constant 0.0 : f32
+  %m = memory.dim %a, 0 : memref<?x16xf32>
+  fusion.group {kind = "epilogue", outer_dims = 2 : i64} {
+    %acc = memory.alloc(%m) : memref<?x32xf64>
+    linalg.fill ins(%zero : f64) outs(%acc : memref<?x32xf64>)
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                     affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                     affine_map<(d0, d1, d2) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : memref<?x16xf32>, memref<16x32xf32>) outs(%acc : memref<?x32xf64>) {
+    ^bb0(%x: f32, %w: f32, %s: f64):
+      %p = arith.mulf %x, %w : f32
+      %e = arith.extf %p : f32 to f64
+      %t = arith.addf %s, %e : f64
+      linalg.yield %t : f64
+    }
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d1)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%acc, %bias : memref<?x32xf64>, memref<32xf32>) outs(%y : memref<?x32xf32>) {
+    ^bb0(%x: f64, %c: f32, %o: f32):
+      %r = arith.truncf %x : f64 to f32
+      %u = arith.addf %r, %c : f32
+      %v = arith.maximumf %u, %fz : f32
+      linalg.yield %v : f32
+    }
+    memory.dealloc %acc : memref<?x32xf64>
+  }
+  return
+}

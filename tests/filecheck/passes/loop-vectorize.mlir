@@ -1,0 +1,233 @@
+// RUN: irkit-opt %s -p 'loop-vectorize{width=8 remarks=true}' | FileCheck %s
+
+// An elementwise loop: unit-stride loads and stores become 8-lane vector accesses, the
+// invariant scale factor is broadcast, and the original loop is kept as the scalar
+// remainder from the last multiple of 8.
+
+// CHECK-LABEL: func.func @elementwise(
+// CHECK-SAME:      %[[A:[^:]*]]: memref<?xf32>, %[[B:[^:]*]]: memref<?xf32>, %[[C:[^:]*]]: memref<?xf32>, %[[S:[^:]*]]: f32)
+// CHECK-DAG:     %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK:         %[[N:.*]] = memory.dim %[[A]], 0
+// CHECK:         %[[REM:.*]] = arith.remsi %[[N]], %[[C8]] : index
+// CHECK:         %[[MAIN:.*]] = arith.subi %[[N]], %[[REM]] : index
+// CHECK:         loop.parallel (%[[I:.*]]) = (%[[C0]]) to (%[[MAIN]]) step (%[[C8]]) {
+// CHECK-NEXT:      %[[X:.*]] = memory.vector_load %[[A]][%[[I]]] : memref<?xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[Y:.*]] = memory.vector_load %[[B]][%[[I]]] : memref<?xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<8xf32>
+// CHECK-NEXT:      %[[M:.*]] = arith.mulf %[[X]], %[[SV]] : vector<8xf32>
+// CHECK-NEXT:      %[[R:.*]] = arith.addf %[[M]], %[[Y]] : vector<8xf32>
+// CHECK-NEXT:      memory.vector_store %[[R]], %[[C]][%[[I]]] : memref<?xf32>, vector<8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    loop.parallel (%[[J:.*]]) = (%[[MAIN]]) to (%[[N]]) step (%[[C1]]) {
+// CHECK-NEXT:      memory.load %[[A]][%[[J]]] : memref<?xf32>
+// CHECK:           memory.store {{.*}} : memref<?xf32>
+// CHECK-NEXT:    }
+// CHECK-NOT:     loop_vectorize.missed
+func.func @elementwise(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>, %s: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memory.dim %a, 0 : memref<?xf32>
+  loop.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memory.load %a[%i] : memref<?xf32>
+    %y = memory.load %b[%i] : memref<?xf32>
+    %m = arith.mulf %x, %s : f32
+    %r = arith.addf %m, %y : f32
+    memory.store %r, %c[%i] : memref<?xf32>
+  }
+  return
+}
+
+// A static trip count that is a multiple of the width leaves no remainder; a row-invariant
+// load (a bias per row) is a scalar load and a broadcast; `cmpf` and `select` work lane-wise
+// on `vector<8xi1>`.
+
+// CHECK-LABEL: func.func @static_relu_bias(
+// CHECK:         loop.parallel (%[[I:.*]], %[[J:.*]]) = ({{.*}}) to ({{.*}}) step (%{{.*}}, %[[C8:.*]]) {
+// CHECK-NEXT:      %[[X:.*]] = memory.vector_load %{{.*}}[%[[I]], %[[J]]] : memref<4x64xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[BIAS:.*]] = memory.load %{{.*}}[%[[I]]] : memref<4xf32>
+// CHECK-NEXT:      %[[BV:.*]] = vector.broadcast %[[BIAS]] : f32 to vector<8xf32>
+// CHECK-NEXT:      %[[Z:.*]] = arith.addf %[[X]], %[[BV]] : vector<8xf32>
+// CHECK:           %[[POS:.*]] = arith.cmpf ogt, %[[Z]], %{{.*}} : vector<8xf32>
+// CHECK-NEXT:      %[[R:.*]] = arith.select %[[POS]], %[[Z]], %{{.*}} : vector<8xi1>, vector<8xf32>
+// CHECK-NEXT:      memory.vector_store %[[R]], %{{.*}}[%[[I]], %[[J]]] : memref<4x64xf32>, vector<8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return
+func.func @static_relu_bias(%x: memref<4x64xf32>, %b: memref<4xf32>, %y: memref<4x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  loop.parallel (%i, %j) = (%c0, %c0) to (%c4, %c64) step (%c1, %c1) {
+    %v = memory.load %x[%i, %j] : memref<4x64xf32>
+    %bias = memory.load %b[%i] : memref<4xf32>
+    %z = arith.addf %v, %bias : f32
+    %pos = arith.cmpf ogt, %z, %zero : f32
+    %r = arith.select %pos, %z, %zero : f32
+    memory.store %r, %y[%i, %j] : memref<4x64xf32>
+  }
+  return
+}
+
+// A row sum as lower-linalg-to-loop emits it (f32 terms added into an f64 accumulator):
+// the inner loop carries 8 partial sums from -0.0 (the identity of addf), a
+// `vector.reduction` adds them to the loop's init, and the scalar loop finishes the row.
+
+// CHECK-LABEL: func.func @row_sum(
+// CHECK:         loop.parallel (%[[I:.*]]) =
+// CHECK-NEXT:      %[[INIT:.*]] = memory.load %{{.*}}[%[[I]]] : memref<?xf64>
+// CHECK:           %[[ID:.*]] = arith.constant -0.000000e+00 : f64
+// CHECK-NEXT:      %[[IDV:.*]] = vector.broadcast %[[ID]] : f64 to vector<8xf64>
+// CHECK-NEXT:      %[[P:.*]] = loop.for %[[K:.*]] = %{{.*}} to %[[MAIN:.*]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[IDV]]) -> (vector<8xf64>) {
+// CHECK-NEXT:        %[[X:.*]] = memory.vector_load %{{.*}}[%[[I]], %[[K]]] : memref<?x?xf32>, vector<8xf32>
+// CHECK-NEXT:        %[[E:.*]] = arith.extf %[[X]] : vector<8xf32> to vector<8xf64>
+// CHECK-NEXT:        %[[S:.*]] = arith.addf %[[ACC]], %[[E]] : vector<8xf64>
+// CHECK-NEXT:        loop.yield %[[S]] : vector<8xf64>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[R:.*]] = vector.reduction <add>, %[[P]], %[[INIT]] fastmath<reassoc> : vector<8xf64> into f64
+// CHECK-NEXT:      %[[T:.*]] = loop.for %{{.*}} = %[[MAIN]] to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[R]]) -> (f64) {
+// CHECK:             arith.addf %{{.*}} : f64
+// CHECK:           memory.store %[[T]], %{{.*}}[%[[I]]] : memref<?xf64>
+func.func @row_sum(%a: memref<?x?xf32>, %out: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memory.dim %a, 0 : memref<?x?xf32>
+  %n = memory.dim %a, 1 : memref<?x?xf32>
+  loop.parallel (%i) = (%c0) to (%m) step (%c1) {
+    %init = memory.load %out[%i] : memref<?xf64>
+    %r = loop.for %k = %c0 to %n step %c1 iter_args(%acc = %init) -> (f64) {
+      %x = memory.load %a[%i, %k] : memref<?x?xf32>
+      %e = arith.extf %x : f32 to f64
+      %s = arith.addf %acc, %e : f64
+      loop.yield %s : f64
+    }
+    memory.store %r, %out[%i] : memref<?xf64>
+  }
+  return
+}
+
+// The row max: maximumf is exactly associative, its identity -inf.
+
+// CHECK-LABEL: func.func @row_max(
+// CHECK:         arith.constant 0xFF800000 : f32
+// CHECK:         loop.for {{.*}} -> (vector<8xf32>)
+// CHECK:           arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:         vector.reduction <maximumf>, %{{.*}}, %{{.*}} : vector<8xf32> into f32
+func.func @row_max(%a: memref<?xf32>, %init: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memory.dim %a, 0 : memref<?xf32>
+  %r = loop.for %k = %c0 to %n step %c1 iter_args(%acc = %init) -> (f32) {
+    %x = memory.load %a[%k] : memref<?xf32>
+    %s = arith.maximumf %acc, %x : f32
+    loop.yield %s : f32
+  }
+  return %r : f32
+}
+
+// A gather (the index loaded from memory) stays scalar, with the reason.
+
+// CHECK-LABEL: func.func @gather(
+// CHECK-NOT:     vector
+// CHECK:         loop.parallel
+// CHECK:         } {loop_vectorize.missed = "'arith.index_cast' computes a per-lane index (a gather or scatter)"}
+func.func @gather(%idx: memref<?xi32>, %table: memref<?xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memory.dim %idx, 0 : memref<?xi32>
+  loop.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %k = memory.load %idx[%i] : memref<?xi32>
+    %ki = arith.index_cast %k : i32 to index
+    %v = memory.load %table[%ki] : memref<?xf32>
+    memory.store %v, %out[%i] : memref<?xf32>
+  }
+  return
+}
+
+// A column access (the lanes stride over rows) stays scalar too.
+
+// CHECK-LABEL: func.func @column(
+// CHECK:         {loop_vectorize.missed = "'memory.load' strides the lanes over a dimension other than the last"}
+func.func @column(%a: memref<64x64xf32>, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  loop.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %v = memory.load %a[%i, %c0] : memref<64x64xf32>
+    memory.store %v, %out[%i] : memref<64xf32>
+  }
+  return
+}
+
+// Matmul as lower-linalg-to-loop emits it: j, the last parallel dimension, is unit-stride
+// in C and B and the k loop is inside it. The k loop carries 8 sums of j lanes (f64, as
+// the emitter accumulates): A[i, k] is a scalar load and a broadcast, B[k, j:j+8] one
+// vector load; no lane's sum is reordered. 20 columns: 16 in vectors, 4 in the remainder.
+
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME:      %[[A:[^:]*]]: memref<?x32xf32>, %[[B:[^:]*]]: memref<32x20xf32>, %[[C:[^:]*]]: memref<?x20xf64>)
+// CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG:     %[[C8:.*]] = arith.constant 8 : index
+// CHECK:         loop.parallel (%[[I:.*]], %[[J:.*]]) = ({{.*}}) to (%{{.*}}, %[[C16]]) step (%{{.*}}, %[[C8]]) {
+// CHECK-NEXT:      %[[ACC:.*]] = memory.vector_load %[[C]][%[[I]], %[[J]]] : memref<?x20xf64>, vector<8xf64>
+// CHECK-NEXT:      %[[S:.*]] = loop.for %[[K:.*]] = {{.*}} iter_args(%[[SUM:.*]] = %[[ACC]]) -> (vector<8xf64>) {
+// CHECK-NEXT:        %[[X:.*]] = memory.load %[[A]][%[[I]], %[[K]]] : memref<?x32xf32>
+// CHECK-NEXT:        %[[Y:.*]] = memory.vector_load %[[B]][%[[K]], %[[J]]] : memref<32x20xf32>, vector<8xf32>
+// CHECK-NEXT:        %[[XV:.*]] = vector.broadcast %[[X]] : f32 to vector<8xf32>
+// CHECK-NEXT:        %[[P:.*]] = arith.mulf %[[XV]], %[[Y]] : vector<8xf32>
+// CHECK-NEXT:        %[[PE:.*]] = arith.extf %[[P]] : vector<8xf32> to vector<8xf64>
+// CHECK-NEXT:        %[[N:.*]] = arith.addf %[[SUM]], %[[PE]] : vector<8xf64>
+// CHECK-NEXT:        loop.yield %[[N]] : vector<8xf64>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      memory.vector_store %[[S]], %[[C]][%[[I]], %[[J]]] : memref<?x20xf64>, vector<8xf64>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    loop.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %[[C16]]) to
+// CHECK-NOT:     vector
+// CHECK:         return
+func.func @matmul(%a: memref<?x32xf32>, %b: memref<32x20xf32>, %c: memref<?x20xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c20 = arith.constant 20 : index
+  %c32 = arith.constant 32 : index
+  %m = memory.dim %a, 0 : memref<?x32xf32>
+  loop.parallel (%i, %j) = (%c0, %c0) to (%m, %c20) step (%c1, %c1) {
+    %acc = memory.load %c[%i, %j] : memref<?x20xf64>
+    %s = loop.for %k = %c0 to %c32 step %c1 iter_args(%sum = %acc) -> (f64) {
+      %x = memory.load %a[%i, %k] : memref<?x32xf32>
+      %y = memory.load %b[%k, %j] : memref<32x20xf32>
+      %p = arith.mulf %x, %y : f32
+      %pe = arith.extf %p : f32 to f64
+      %n = arith.addf %sum, %pe : f64
+      loop.yield %n : f64
+    }
+    memory.store %s, %c[%i, %j] : memref<?x20xf64>
+  }
+  return
+}
+
+// An index `lane + c` (and `c + lane`) is still unit stride: both loads become vector loads.
+// CHECK-LABEL: func.func @shifted(
+// CHECK:         loop.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[K:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK:           memory.vector_load %{{.*}}[%[[K]]] : memref<34xf32>, vector<8xf32>
+// CHECK:           %[[L:.*]] = arith.addi %{{.*}}, %[[J]] : index
+// CHECK:           memory.vector_load %{{.*}}[%[[L]]] : memref<34xf32>, vector<8xf32>
+// CHECK:           memory.vector_store %{{.*}}, %{{.*}}[%[[J]]] : memref<32xf32>, vector<8xf32>
+// CHECK-NOT:     loop_vectorize.missed
+func.func @shifted(%x: memref<34xf32>, %y: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  loop.for %j = %c0 to %c32 step %c1 {
+    %k = arith.addi %j, %c1 : index
+    %v = memory.load %x[%k] : memref<34xf32>
+    %l = arith.addi %c2, %j : index
+    %u = memory.load %x[%l] : memref<34xf32>
+    %w = arith.mulf %v, %u : f32
+    memory.store %w, %y[%j] : memref<32xf32>
+  }
+  return
+}

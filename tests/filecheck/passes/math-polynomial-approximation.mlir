@@ -1,0 +1,89 @@
+// RUN: irkit-opt %s -p math-polynomial-approximation | FileCheck %s
+// RUN: irkit-opt %s -p 'math-polynomial-approximation{ops=log}' | FileCheck %s --check-prefix=ONLY-LOG
+
+// exp on f32: clamp, k = x log2 e rounded by adding 1.5 * 2^23, Cody-Waite reduction in
+// two fmas, the polynomial, and 2^k written into the exponent bits as two factors.
+// CHECK-LABEL: func.func @exp_scalar
+// CHECK-NOT: math.exp
+// CHECK: arith.cmpf olt
+// CHECK: [[MAGIC:%.*]] = arith.constant 0x4B400000 : f32
+// CHECK: [[SHIFTED:%.*]] = math.fma %{{.*}}, %{{.*}}, [[MAGIC]] : f32
+// CHECK: math.fma
+// CHECK: [[BITS:%.*]] = arith.bitcast [[SHIFTED]] : f32 to i32
+// CHECK: [[KI:%.*]] = arith.subi [[BITS]]
+// CHECK: [[HALF:%.*]] = arith.shrsi [[KI]]
+// CHECK: arith.shli
+// CHECK: arith.bitcast {{.*}} : i32 to f32
+// CHECK: arith.subi [[KI]], [[HALF]]
+// CHECK: [[R:%.*]] = arith.mulf
+// CHECK-NOT: math.exp
+// CHECK: return [[R]] : f32
+// ONLY-LOG-LABEL: func.func @exp_scalar
+// ONLY-LOG: math.exp %arg0 : f32
+func.func @exp_scalar(%x: f32) -> f32 {
+  %r = math.exp %x : f32
+  return %r : f32
+}
+
+// The same ops lane by lane on a vector, constants as splats.
+// CHECK-LABEL: func.func @exp_vector
+// CHECK-NOT: math.exp
+// CHECK: arith.constant dense<-1.040000e+02> : vector<16xf32>
+// CHECK: math.fma {{.*}} : vector<16xf32>
+// CHECK: arith.bitcast {{.*}} : vector<16xf32> to vector<16xi32>
+// CHECK: arith.shli {{.*}} : vector<16xi32>
+// CHECK: arith.bitcast {{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK-NOT: math.exp
+// CHECK: return {{.*}} : vector<16xf32>
+func.func @exp_vector(%x: vector<16xf32>) -> vector<16xf32> {
+  %r = math.exp %x : vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// f64 is left to LLVM's intrinsic (the C library).
+// CHECK-LABEL: func.func @exp_f64
+// CHECK: math.exp %arg0 : f64
+// CHECK-LABEL: func.func @log_f64
+// CHECK: math.log %arg0 : vector<4xf64>
+func.func @exp_f64(%x: f64) -> f64 {
+  %r = math.exp %x : f64
+  return %r : f64
+}
+func.func @log_f64(%x: vector<4xf64>) -> vector<4xf64> {
+  %r = math.log %x : vector<4xf64>
+  return %r : vector<4xf64>
+}
+
+// log: exponent and mantissa from the bits, specials by select.
+// CHECK-LABEL: func.func @log_scalar
+// CHECK-NOT: math.log
+// CHECK: arith.bitcast %{{.*}} : f32 to i32
+// CHECK: arith.shrsi
+// CHECK: arith.andi
+// CHECK: arith.cmpf ult
+// CHECK: [[R:%.*]] = arith.select
+// CHECK: return [[R]] : f32
+// ONLY-LOG-LABEL: func.func @log_scalar
+// ONLY-LOG-NOT: math.log
+// ONLY-LOG: return
+func.func @log_scalar(%x: f32) -> f32 {
+  %r = math.log %x : f32
+  return %r : f32
+}
+
+// log1p, expm1, log2 and tanh, as sigmoid, softplus and gelu lower to them.
+// CHECK-LABEL: func.func @others
+// CHECK-NOT: math.log1p
+// CHECK-NOT: math.expm1
+// CHECK-NOT: math.log2
+// CHECK-NOT: math.tanh
+// CHECK: math.copysign
+// CHECK: return
+func.func @others(%x: vector<8xf32>) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>,
+                                         vector<8xf32>) {
+  %a = math.log1p %x : vector<8xf32>
+  %b = math.expm1 %x : vector<8xf32>
+  %c = math.log2 %x : vector<8xf32>
+  %d = math.tanh %x : vector<8xf32>
+  return %a, %b, %c, %d : vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
+}

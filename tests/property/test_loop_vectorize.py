@@ -1,0 +1,141 @@
+"""loop-vectorize preserves meaning: random graph programs lowered to loops, run by the
+interpreter before and after the pass, agree; compiled, the vectorized loops agree with the
+interpreter.
+
+Programs come from `test_lower_graph_programs.expr` (elementwise chains with broadcasting,
+reductions, matmuls, softmax, transposes, casts, float or integer), built for a result shape
+whose last axis is 1, 15, 17 or 33 long (rank 1 or 2, the other axis 1 to 3), and half of
+the time summed or maximized over that last axis, so that vector loops of 4, 8 or 16 lanes
+meet trip counts below, at and above a multiple of their width (remainder loops, and loops
+too short to vectorize).
+
+Exactness. Lane-wise vector ops are the scalar ops, and a `loop.for` carrying vectors
+across a parallel dimension (the matmul shape) sums each lane in the original order, so a
+vectorized module without `vector.reduction` must give the same bits. Where the pass made
+partial sums (`vector.reduction` present), float sums and products are reassociated: the
+sums of these programs are f64 sums of f32 terms (`graph.wide_sum`), whose reordering moves
+the f64 result by a few f64 ulps, and the f32 value derived from it by at most one f32 ulp,
+which later ops may amplify by cancellation: the comparison then is the one the lowering
+tests use for rounding differences (rtol 1e-4 relative to the largest finite magnitude).
+Integers are exact always (wrapping sums are associative).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from irkit.attributes import StringAttr, TypeAttr, numpy_dtype
+from irkit.backends.llvm_cpu import compile_module
+from irkit.interpreter import Interpreter
+from irkit.parser import parse_module
+from irkit.pass_manager import PassManager
+from irkit.passes import pipeline
+from irkit.symbols import lookup_symbol_in
+from irkit.types import F32, I32, FunctionType
+from irkit.dialects.func import FuncOp, ReturnOp
+
+from test_lower_graph_programs import Program, expr  # noqa: E402  (tests/property on sys.path)
+from output_buffers import garbage_like
+
+SIZES = (1, 15, 17, 33)
+
+
+@st.composite
+def programs(draw):
+    """(graph module with `@f`, its input arrays)."""
+    dtype = draw(st.sampled_from([F32, I32]))
+    p = Program(dtype)
+    last = draw(st.sampled_from(SIZES))
+    shape = (last,) if draw(st.booleans()) else (draw(st.integers(1, 3)), last)
+    root = draw(expr(p, shape, draw(st.integers(1, 4)), root=True))
+    if draw(st.booleans()):
+        name = draw(st.sampled_from(["reduce_sum", "reduce_max"]))
+        root = p.op(f"graph.{name}", root, axes=[len(shape) - 1], keepdims=False)
+    p.b.create(ReturnOp, [root], result_types=[])
+    fn = FuncOp.build(result_types=[], sym_name=StringAttr("f"),
+                      function_type=TypeAttr(FunctionType([a.type for a in p.block.args],
+                                                          [root.type])))
+    fn.regions[0].add_block(p.block)
+    module = parse_module("")
+    module.regions[0].blocks[0].append(fn)
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    args = []
+    for s, a in zip(p.shapes, p.block.args):
+        dt = numpy_dtype(a.type.element)
+        args.append(rng.normal(size=s).astype(dt) if np.dtype(dt).kind == "f"
+                    else rng.integers(-50, 50, size=s).astype(dt))
+    return module, args
+
+
+def lowered(module, passes: str):
+    m = parse_module(str(module))
+    PassManager.parse(passes).run(m)
+    return m
+
+
+def call(module, args, outs, interpreted: bool = True) -> list[np.ndarray]:
+    """Run `@f` with input `args` and fresh copies of the output buffers `outs` (plus a
+    status buffer when the function has one); the output buffers after the call."""
+    f = lookup_symbol_in(module, "f")
+    attrs = f.properties.get("arg_attrs")
+    status = [np.zeros(3, np.int64)] if attrs and "graph.status" in attrs[-1].value else []
+    outs = [o.copy() for o in outs]
+    inputs = [np.array(a, order="C") for a in args]
+    with np.errstate(all="ignore"):
+        if interpreted:
+            Interpreter(module).call(f, inputs + outs + status)
+        else:
+            compile_module(module).f(*inputs, *outs, *status)
+    assert all(s[0] == 0 for s in status), f"a run-time check failed: {status}"
+    return outs
+
+
+def assert_close(got, want, exact: bool, what: str) -> None:
+    for g, w in zip(got, want):
+        if exact or w.dtype.kind != "f":
+            np.testing.assert_array_equal(g.reshape(-1).view(np.uint8),
+                                          w.reshape(-1).view(np.uint8), err_msg=what)
+            continue
+        finite = np.isfinite(w)
+        scale = max(1.0, float(np.max(np.abs(w[finite]), initial=0.0)))
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4 * scale, equal_nan=True,
+                                   err_msg=what)
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=what)
+
+
+LOOPS = pipeline.passes_between(None, "loop")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), st.sampled_from([4, 8, 16]))
+def test_vectorized_loops_keep_the_interpreters_results(case, width):
+    module, args = case
+    scalar = lowered(module, LOOPS)
+    vector = lowered(scalar, f"loop-vectorize{{width={width}}},canonicalize,cse")
+    text = str(vector)
+    with np.errstate(all="ignore"):
+        want = [np.asarray(v) for v in Interpreter(module).call(
+            lookup_symbol_in(module, "f"), list(args))]
+    outs = [garbage_like(w) for w in want]
+    before = call(scalar, args, outs)
+    after = call(vector, args, outs)
+    assert_close(after, before, "vector.reduction" not in text, f"width {width}\n{text}")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs())
+def test_compiled_vector_loops_agree_with_the_interpreter(case):
+    """The host's own width; then memory planning and the LLVM backend (vector.reduction's
+    `reassoc` lets LLVM sum the lanes as a tree, math functions are libm's: the rounding
+    tolerance)."""
+    module, args = case
+    vector = lowered(module, LOOPS + ",loop-vectorize,canonicalize,cse")
+    with np.errstate(all="ignore"):
+        want = [np.asarray(v) for v in Interpreter(module).call(
+            lookup_symbol_in(module, "f"), list(args))]
+    outs = [garbage_like(w) for w in want]
+    interpreted = call(vector, args, outs)
+    planned = lowered(vector, "plan-memory,canonicalize,cse")
+    compiled = call(planned, args, outs, interpreted=False)
+    assert_close(compiled, interpreted, False, str(vector))

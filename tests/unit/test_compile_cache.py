@@ -1,0 +1,442 @@
+"""The persistent compile cache (`irkit.runtime.compile_cache`).
+
+A second load of the same model file hits the cache: the evidence is not timing but that the
+pass manager and LLVM, made to fail, are never called, while the results equal the first
+load's and the interpreter's. A change of source, option, target or irkit's code misses; a
+corrupt entry is ignored and rewritten; `IRKIT_CACHE_DIR` moves the cache and, empty, turns
+it off, as `cache=False` and `irkit-compile --no-cache` do. Concurrent writers never leave
+a reader half an entry. Every test points the cache at its own `tmp_path` (the suite turns
+it off elsewhere: tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("llvmlite")
+
+import irkit  # noqa: E402
+import irkit.backends.llvm_cpu as llvm_cpu  # noqa: E402
+from irkit.backends.llvm_cpu import ObjectCode, find_c_compiler  # noqa: E402
+from irkit.pass_manager import Pass, PassManager  # noqa: E402
+from irkit.runtime import compile_cache  # noqa: E402
+from irkit.runtime.compiled import (  # noqa: E402
+    CompiledModels, Entry, IRText, ModelCode, interface_module, lower_model_with_graph,
+)
+from irkit.tools.compile import main as compile_main  # noqa: E402
+
+needs_cc = pytest.mark.skipif(find_c_compiler() is None, reason="no C compiler to link with")
+
+TINY = """\
+model tiny {
+  input x: f32[N, 4]
+  input labels: i32[N]
+  param w: f32[4, 3] = normal(std=0.5, seed=3)
+  param b: f32[3] = zeros
+  logits = x @ w + b
+  loss = cross_entropy(logits, labels)
+  output logits, loss
+  train loss with sgd(lr=0.1)
+}
+"""
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """A fresh cache folder for the test, the process's counters reset."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("IRKIT_CACHE_DIR", str(d))
+    compile_cache.stats.clear()
+    return d
+
+
+@pytest.fixture
+def model_file(tmp_path):
+    path = tmp_path / "tiny.irk"
+    path.write_text(TINY)
+    return path
+
+
+def _batch(n: int = 5):
+    rng = np.random.default_rng(7)
+    return {"x": rng.standard_normal((n, 4)).astype(np.float32),
+            "labels": rng.integers(0, 3, n).astype(np.int32)}
+
+
+def _entries(d) -> list[str]:
+    return sorted(f for f in os.listdir(d) if f.endswith(".irkc")) if d.exists() else []
+
+
+def _forbid_compiling(monkeypatch) -> None:
+    """Any run of the pass pipeline or of LLVM fails the test."""
+    def fail(*args, **kwargs):
+        raise AssertionError("compiled although the cache holds the model")
+    monkeypatch.setattr(PassManager, "run", fail)
+    monkeypatch.setattr(llvm_cpu, "compile_object", fail)
+
+
+def _results(model) -> tuple[dict, dict, dict]:
+    """forward, one train_step, forward again: the second forward sees the update."""
+    batch = _batch()
+    return model.forward(**batch), model.train_step(**batch), model.forward(**batch)
+
+
+def _assert_same(got: tuple, want: tuple, exact: bool = True) -> None:
+    for g, w in zip(got, want):
+        assert set(g) == set(w)
+        for k in w:
+            if exact:
+                np.testing.assert_array_equal(g[k], w[k])
+            else:
+                np.testing.assert_allclose(g[k], w[k], rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hits and misses
+# ---------------------------------------------------------------------------------------------
+
+
+def test_second_load_hits_and_runs_neither_passes_nor_llvm(cache_dir, model_file, monkeypatch):
+    cold = irkit.load_model(model_file, engine="jit")
+    assert dict(compile_cache.stats) == {"misses": 1, "stores": 1}
+    assert len(_entries(cache_dir)) == 1
+    want = _results(cold)
+    _forbid_compiling(monkeypatch)
+    warm = irkit.load_model(model_file, engine="jit")
+    assert compile_cache.stats["hits"] == 1
+    assert warm.inputs == cold.inputs and warm.outputs == cold.outputs
+    assert list(warm.variables) == list(cold.variables)
+    _assert_same(_results(warm), want)
+    monkeypatch.undo()
+    # and both are the model: the interpreter (numpy) agrees
+    _assert_same(want, _results(irkit.load_model(model_file)), exact=False)
+
+
+def test_warm_model_shows_the_same_module_and_reports_errors_at_the_model_line(
+        cache_dir, model_file, monkeypatch):
+    """The run-time error of a warm model (its site read from the cached lowered module)
+    is the cold model's: file, line, op and source line."""
+    cold = irkit.load_model(model_file, engine="jit")
+    _forbid_compiling(monkeypatch)
+    warm = irkit.load_model(model_file, engine="jit")
+    assert str(warm.module) == str(cold.module)
+    bad = {"x": np.zeros((2, 4), np.float32), "labels": np.array([0, 7], np.int32)}
+    messages = []
+    for model in (cold, warm):
+        with pytest.raises(ValueError) as e:
+            model.forward(**bad)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+    assert f"{model_file}:7:" in messages[1] and "cross_entropy" in messages[1]
+
+
+def test_what_decides_the_result_is_in_the_key(cache_dir, model_file, monkeypatch):
+    """Each change misses and adds an entry: the source text, the opt level, irkit's version,
+    irkit's code, the target CPU; the same request again hits."""
+    irkit.load_model(model_file, engine="jit")
+    model_file.write_text(TINY.replace("lr=0.1", "lr=0.2"))
+    irkit.load_model(model_file, engine="jit")
+    irkit.load_model(model_file, engine="jit", opt_level=1)
+    monkeypatch.setattr(compile_cache, "VERSION", "0.0.0-other")
+    irkit.load_model(model_file, engine="jit")
+    monkeypatch.setattr(compile_cache, "_fingerprint", "edited-code")
+    irkit.load_model(model_file, engine="jit")
+    target = dict(llvm_cpu.host_target(), features="+other")
+    monkeypatch.setattr(llvm_cpu, "cpu_target", lambda cpu="native": target)
+    irkit.load_model(model_file, engine="jit")
+    assert compile_cache.stats["misses"] == 6 and "hits" not in compile_cache.stats
+    assert len(_entries(cache_dir)) == 6
+    irkit.load_model(model_file, engine="jit")
+    assert compile_cache.stats["hits"] == 1
+
+
+def test_request_fields_name_every_input_of_a_compile(model_file):
+    fields = compile_cache.request_fields(TINY, "tiny.irk", "*", jit=True,
+                                          options={"opt_level": 2})
+    assert fields["irkit"] == irkit.__version__
+    assert fields["target"] == llvm_cpu.host_target()
+    assert fields["llvmlite"] and fields["llvm"] and fields["irkit_code"]
+    other = compile_cache.request_fields(TINY, "other.irk", "*", jit=True,
+                                         options={"opt_level": 2})
+    assert compile_cache.entry_key(fields) != compile_cache.entry_key(other)
+
+
+# ---------------------------------------------------------------------------------------------
+# Unsound entries
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty"])
+def test_a_corrupt_entry_is_recompiled_and_rewritten(cache_dir, model_file, damage):
+    want = _results(irkit.load_model(model_file, engine="jit"))
+    (name,) = _entries(cache_dir)
+    path = cache_dir / name
+    data = path.read_bytes()
+    path.write_bytes({"truncate": data[:len(data) // 2],
+                      "flip": data[:-100] + bytes([data[-100] ^ 1]) + data[-99:],
+                      "garbage": b"\x7fELF not an entry",
+                      "empty": b""}[damage])
+    compile_cache.stats.clear()
+    _assert_same(_results(irkit.load_model(model_file, engine="jit")), want)
+    assert dict(compile_cache.stats) == {"rejected": 1, "misses": 1, "stores": 1}
+    assert _entries(cache_dir) == [name]
+    irkit.load_model(model_file, engine="jit")
+    assert compile_cache.stats["hits"] == 1
+
+
+def test_an_entry_for_another_request_is_not_used(cache_dir, model_file):
+    """An entry file whose recorded request differs (copied or renamed over another's
+    name) is rejected, not trusted."""
+    irkit.load_model(model_file, engine="jit")
+    irkit.load_model(model_file, engine="jit", opt_level=1)
+    a, b = (cache_dir / n for n in _entries(cache_dir))
+    a.write_bytes(b.read_bytes())
+    compile_cache.stats.clear()
+    irkit.load_model(model_file, engine="jit")
+    irkit.load_model(model_file, engine="jit", opt_level=1)
+    assert compile_cache.stats["rejected"] == 1 and compile_cache.stats["hits"] == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Where, and switching it off
+# ---------------------------------------------------------------------------------------------
+
+
+def test_cache_directory_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("IRKIT_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert compile_cache.cache_directory() == str(tmp_path / "xdg" / "irkit")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert compile_cache.cache_directory() == str(tmp_path / "home" / ".cache" / "irkit")
+    monkeypatch.setenv("IRKIT_CACHE_DIR", str(tmp_path / "moved"))
+    assert compile_cache.cache_directory() == str(tmp_path / "moved")
+    monkeypatch.setenv("IRKIT_CACHE_DIR", "")
+    assert compile_cache.cache_directory() is None
+
+
+def test_empty_cache_dir_and_cache_false_bypass_it(cache_dir, model_file, monkeypatch):
+    irkit.load_model(model_file, engine="jit", cache=False)
+    assert not cache_dir.exists() and not compile_cache.stats
+    irkit.load_model(model_file, engine="jit")
+    irkit.load_model(model_file, engine="jit", cache=False)     # compiles, though cached
+    assert dict(compile_cache.stats) == {"misses": 1, "stores": 1}
+    monkeypatch.setenv("IRKIT_CACHE_DIR", "")
+    _forbid_compiling(monkeypatch)
+    with pytest.raises(AssertionError, match="compiled although"):
+        irkit.load_model(model_file, engine="jit")
+
+
+def test_an_unwritable_cache_warns_and_compiles(tmp_path, model_file, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("IRKIT_CACHE_DIR", str(blocker / "cache"))
+    with pytest.warns(RuntimeWarning, match="cannot write the compile cache entry"):
+        model = irkit.load_model(model_file, engine="jit")
+    assert set(model.forward(**_batch())) == {"logits", "loss"}
+
+
+# ---------------------------------------------------------------------------------------------
+# irkit-compile
+# ---------------------------------------------------------------------------------------------
+
+
+@needs_cc
+def test_irkit_compile_links_a_library_from_the_cache(cache_dir, model_file, tmp_path,
+                                                      monkeypatch):
+    assert compile_main([str(model_file), "-o", str(tmp_path / "a.so")]) == 0
+    assert dict(compile_cache.stats) == {"misses": 1, "stores": 1}
+    _forbid_compiling(monkeypatch)
+    assert compile_main([str(model_file), "-o", str(tmp_path / "b.so")]) == 0
+    assert compile_cache.stats["hits"] == 1
+    monkeypatch.undo()
+    want = _results(irkit.load_model(model_file))
+    _assert_same(_results(irkit.load(tmp_path / "b.so")), want, exact=False)
+    _assert_same(_results(irkit.load(tmp_path / "a.so")), _results(irkit.load(tmp_path /
+                                                                               "b.so")))
+
+
+def test_irkit_compile_object_from_the_cache_is_the_compiled_one(cache_dir, model_file,
+                                                                 tmp_path):
+    """`--emit=obj` twice (miss, then hit) and with --no-cache: the same bytes; --no-cache
+    neither reads nor writes the cache."""
+    outs = []
+    for i, extra in enumerate([[], [], ["--no-cache"]]):
+        out = tmp_path / f"m{i}.o"
+        assert compile_main([str(model_file), "--emit=obj", "-o", str(out), *extra]) == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] == outs[2]
+    assert dict(compile_cache.stats) == {"misses": 1, "stores": 1, "hits": 1}
+    assert len(_entries(cache_dir)) == 1
+
+
+def test_irkit_compile_no_cache_and_observed_pipelines_bypass_it(cache_dir, model_file,
+                                                                 tmp_path, capsys):
+    """--no-cache, and flags that watch the pipeline run (here --mlir-timing, whose report
+    then times the passes), neither read nor write the cache."""
+    assert compile_main([str(model_file), "--emit=obj", "-o", str(tmp_path / "m.o"),
+                         "--no-cache"]) == 0
+    assert compile_main([str(model_file), "--emit=obj", "-o", str(tmp_path / "m.o"),
+                         "--mlir-timing"]) == 0
+    assert "(canonicalize)" in capsys.readouterr().err
+    assert not cache_dir.exists() and not compile_cache.stats
+
+
+def test_irkit_compile_names_an_unknown_model(cache_dir, model_file, tmp_path, capsys):
+    assert compile_main([str(model_file), "--model", "nope", "--emit=obj",
+                         "-o", str(tmp_path / "m.o")]) == 1
+    assert "no model 'nope'" in capsys.readouterr().err
+    assert not _entries(cache_dir)
+
+
+# ---------------------------------------------------------------------------------------------
+# The entry file and the interface module
+# ---------------------------------------------------------------------------------------------
+
+
+def _fake_compiled(size: int) -> CompiledModels:
+    texts = {k: IRText(text=f"// {k} {size}") for k in ("module", "graph", "lowered",
+                                                          "interface")}
+    return CompiledModels(ObjectCode(bytes([size % 251]) * size, ("expf",), {}),
+                          {"m": ModelCode("m", "", **texts)}, True)
+
+
+def _writer(path: str, fields: dict, seed: int) -> None:
+    for i in range(30):
+        size = 1000 + (seed * 7919 + i * 104729) % 300000
+        compile_cache._write(path, compile_cache._encode(fields, _fake_compiled(size)))
+
+
+def test_concurrent_writers_never_leave_half_an_entry(tmp_path):
+    """Four processes rewrite one entry with entries of different sizes while this one reads
+    it: every read is a whole, sound entry (the rename is atomic), and no temporary is left."""
+    fields = {"format": compile_cache.FORMAT, "test": "concurrency"}
+    path = str(tmp_path / "e.irkc")
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_writer, args=(path, fields, s)) for s in range(4)]
+    for p in procs:
+        p.start()
+    reads = 0
+    while any(p.is_alive() for p in procs):
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                got = compile_cache._decode(f.read(), fields)
+            assert got is not None
+            size = len(got.code.data)
+            assert got.code.data == bytes([size % 251]) * size
+            assert got.models["m"].lowered.text == f"// lowered {size}"
+            reads += 1
+    for p in procs:
+        p.join()
+        assert p.exitcode == 0
+    assert reads > 0
+    assert os.listdir(tmp_path) == ["e.irkc"]
+
+
+def test_interface_module_describes_the_calls_as_the_lowered_module_does(model_file):
+    """The interface (bodies reduced to returns), printed and parsed back, gives each
+    function the lowered module's calling convention; it is a small fraction of its text."""
+    from irkit.frontend.dsl import compile_file, model_modules
+    _, lowered = lower_model_with_graph(model_modules(compile_file(str(model_file)))["tiny"])
+    face = IRText(text=IRText(interface_module(lowered)).text).op
+    full = {e.name: e for e in map(Entry, _bodies(lowered))}
+    seen = {e.name: e for e in map(Entry, _bodies(face))}
+    assert set(seen) == set(full) and {"forward", "train_step"} <= set(full)
+    for name, e in full.items():
+        assert (seen[name].inputs, seen[name].outputs, seen[name].variables,
+                seen[name].order) == (e.inputs, e.outputs, e.variables, e.order)
+    assert face.attributes == lowered.attributes
+    assert len(IRText(face).text) * 5 < len(IRText(lowered).text)
+
+
+def _bodies(module) -> list:
+    return [fn for fn in module.regions[0].blocks[0].ops
+            if fn.name == "func.func" and fn.regions[0].blocks
+            and "graph.output_sizes_of" not in fn.attributes]
+
+
+def test_dsl_parser_tables_are_cached_and_a_bad_file_is_rebuilt(cache_dir):
+    """The DSL's LALR tables are kept in the cache folder (a fresh process skips building
+    them); a damaged file is rebuilt, and the parser parses the same either way."""
+    from irkit.frontend.dsl import syntax
+    build = syntax._parser.__wrapped__
+    want = build().parse(TINY)
+    (table,) = [f for f in os.listdir(cache_dir) if f.startswith("dsl-grammar-")]
+    assert build().parse(TINY) == want
+    (cache_dir / table).write_bytes(b"damaged")
+    assert build().parse(TINY) == want
+    assert (cache_dir / table).read_bytes() != b"damaged"
+
+
+# ---------------------------------------------------------------------------------------------
+# Verification by row
+# ---------------------------------------------------------------------------------------------
+
+
+class _BreakTerminator(Pass):
+    """Moves the first function's terminator to the front of its body (invalid IR)."""
+
+    name = "test-break-terminator"
+
+    def run(self, op) -> None:
+        fn = next(f for f in op.regions[0].blocks[0].ops
+                  if f.name == "func.func" and f.regions[0].blocks)
+        ops = list(fn.regions[0].blocks[0].ops)
+        ops[-1].move_before(ops[0])
+
+
+def test_by_row_verification_names_the_row_whose_passes_broke_the_ir(monkeypatch):
+    """Users' compiles verify after each row of the pipeline table, not each pass: a row
+    that leaves the IR broken is reported, with the row and its passes named."""
+    from irkit.diagnostics import IRError
+    from irkit.frontend.dsl import compile_source, model_modules
+    from irkit.passes import pipeline
+    from irkit.runtime import compiled
+    monkeypatch.setattr(compiled, "VERIFY_EACH_PASS", False)
+
+    def make_pm(start, stop):
+        pm = pipeline.pass_manager(start, stop, verify_each=False)
+        if stop == "loop":
+            pm.add(_BreakTerminator())
+        return pm
+    module = model_modules(compile_source(TINY, "tiny.irk"))["tiny"]
+    with pytest.raises(IRError) as e:
+        lower_model_with_graph(module, make_pm)
+    text = e.value.render()
+    assert "'func.return' op must be the last operation in the parent block" in text
+    assert "after the passes of the pipeline row 'loop' (bufferize" in text
+    # the same pipeline without the broken pass verifies, row by row
+    assert lower_model_with_graph(module)[1].name == "builtin.module"
+
+
+def test_the_least_recently_used_entries_go_past_the_size_limit(cache_dir, monkeypatch):
+    """Past `MAX_BYTES` a store evicts the least recently used entries (a hit counts as a
+    use) down to three quarters of it; stale temporaries go too, fresh ones stay."""
+    import time
+    monkeypatch.setattr(compile_cache, "MAX_BYTES", 350_000)
+    now = time.time()
+
+    def path_of(name: str):
+        fields = compile_cache.request_fields(name, "m.irk", "*", jit=True, options={})
+        return cache_dir / (compile_cache.entry_key(fields) + ".irkc")
+
+    def store(name: str, age: float) -> None:
+        compile_cache.cached_compile(name, "m.irk", "*", lambda: _fake_compiled(100_000),
+                                     jit=True, options={})
+        os.utime(path_of(name), (now - age, now - age))
+    store("a", 300)
+    store("b", 200)
+    store("c", 100)
+    compile_cache.cached_compile("a", "m.irk", "*", None, jit=True, options={})   # a hit
+    (cache_dir / ".tmp-old.irkc").write_bytes(b"x")
+    os.utime(cache_dir / ".tmp-old.irkc", (now - 7200, now - 7200))
+    (cache_dir / ".tmp-new.irkc").write_bytes(b"x")
+    store("d", 0)
+    # 4 entries of 100 kB > 350 kB: b (the oldest use), then c go, down to 262 kB
+    assert [n for n in "abcd" if path_of(n).exists()] == ["a", "d"]
+    assert not (cache_dir / ".tmp-old.irkc").exists()
+    assert (cache_dir / ".tmp-new.irkc").exists()

@@ -1,0 +1,756 @@
+"""linalg-matmul-blis: the blocked, packed matmul nest computes what the op computes.
+
+The nest reassociates the op's sum (float32 partial sums of `chunk` products added into C),
+so results are compared with numpy in float64 within the error bound of such a sum, not bit
+for bit: |got - exact| <= tol * sum|a * b|. Sizes cover edges in every dim (1, 7, 17, 100,
+257 against tiles of 14 x 32 and blocks of 256), dynamic sizes, transposed operands,
+`linalg.batch_matmul`, the widened-f64 form lower-graph-to-linalg emits (through the whole
+compile pipeline, the op inside a `fusion.group`), and the interpreter before and after.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from irkit.interpreter import Interpreter
+from irkit.parser import parse_module
+from irkit.pass_manager import PassManager
+from irkit.symbols import lookup_symbol_in
+from irkit.tools import register_all
+from irkit.passes.blis.nest import register_tile
+from irkit.passes.linalg_matmul_blis import LinalgMatmulBlis
+
+pytest.importorskip("llvmlite")
+from irkit.backends.llvm_cpu import compile_module  # noqa: E402
+
+register_all()
+
+MAPS = {"nn": ("(d0, d2)", "(d2, d1)"), "tn": ("(d2, d0)", "(d2, d1)"),
+        "nt": ("(d0, d2)", "(d1, d2)"), "tt": ("(d2, d0)", "(d1, d2)")}
+LOWER = "lower-linalg-to-loop,canonicalize,cse"
+
+
+def generic(m, n, k, layout="nn", widened=False) -> str:
+    """A matmul generic on memrefs; `None` sizes are `?`; `widened`: the product extf'ed
+    into an f64 output, as lower-graph-to-linalg emits it."""
+    s = lambda x: "?" if x is None else str(x)                      # noqa: E731
+    amap, bmap = MAPS[layout]
+    at = f"memref<{s(m)}x{s(k)}xf32>" if layout[0] == "n" else f"memref<{s(k)}x{s(m)}xf32>"
+    bt = f"memref<{s(k)}x{s(n)}xf32>" if layout[1] == "n" else f"memref<{s(n)}x{s(k)}xf32>"
+    ce = "f64" if widened else "f32"
+    ct = f"memref<{s(m)}x{s(n)}x{ce}>"
+    body = ("%w = arith.extf %p : f32 to f64\n    %s = arith.addf %acc, %w : f64" if widened
+            else "%s = arith.addf %acc, %p : f32")
+    return f"""
+func.func @f(%a: {at}, %b: {bt}, %c: {ct}) {{
+  linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2) -> {amap}>,
+                                   affine_map<(d0, d1, d2) -> {bmap}>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}}
+      ins(%a, %b : {at}, {bt}) outs(%c : {ct}) {{
+  ^bb0(%x: f32, %y: f32, %acc: {ce}):
+    %p = arith.mulf %x, %y : f32
+    {body}
+    linalg.yield %s : {ce}
+  }}
+  return
+}}"""
+
+
+def transformed(src: str, **options):
+    """`src` after the pass (every match transformed unless `min_flops` says otherwise)."""
+    m = parse_module(src)
+    options.setdefault("min_flops", 0)
+    PassManager().add(LinalgMatmulBlis(**options)).run(m)
+    return m
+
+
+def jit(src: str, threads: int = 1, **options):
+    m = transformed(src, **options)
+    assert "reduction" not in str(m) and "linalg.conv" not in str(m)
+    PassManager.parse(LOWER).run(m)
+    return compile_module(m, 2, threads=threads).f
+
+
+def operands(m, n, k, layout="nn", seed=0, positive=False):
+    rng = np.random.default_rng(seed)
+    draw = rng.random if positive else rng.standard_normal
+    a = draw((m, k)).astype(np.float32)
+    b = draw((k, n)).astype(np.float32)
+    return a, b, (a.T.copy() if layout[0] == "t" else a), (b.T.copy() if layout[1] == "t" else b)
+
+
+def check(got, a, b, c0, tol):
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    exact = c0.astype(np.float64) + a64 @ b64
+    scale = np.abs(c0.astype(np.float64)) + np.abs(a64) @ np.abs(b64)
+    assert got.shape == exact.shape
+    np.testing.assert_array_less(np.abs(got - exact), tol * scale + 1e-30)
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled against numpy
+# ---------------------------------------------------------------------------------------------
+
+SIZES = [(1, 1, 1), (7, 17, 1), (17, 7, 64), (64, 64, 64), (100, 257, 17), (257, 100, 257),
+         (15, 33, 300), (29, 65, 600)]
+
+
+@pytest.mark.parametrize("m, n, k", SIZES)
+@pytest.mark.parametrize("widened", [False, True])
+def test_static_sizes_match_numpy(m, n, k, widened):
+    f = jit(generic(m, n, k, widened=widened))
+    a, b, _, _ = operands(m, n, k)
+    c0 = np.random.default_rng(1).standard_normal((m, n)).astype(
+        np.float64 if widened else np.float32)
+    c = c0.copy()
+    f(a, b, c)
+    # f32 C: the block sums add up in f32 too (k / chunk + chunk roundings at most)
+    check(c, a, b, c0, (2 if widened else 4 + k / 64) * 2.0**-23 * max(8, np.sqrt(k)))
+
+
+@pytest.mark.parametrize("layout", ["tn", "nt", "tt"])
+def test_transposed_operands(layout):
+    m, n, k = 37, 70, 129
+    f = jit(generic(m, n, k, layout, widened=True))
+    a, b, ax, bx = operands(m, n, k, layout, seed=3)
+    c = np.zeros((m, n))
+    f(ax, bx, c)
+    check(c, a, b, np.zeros((m, n)), 2.0**-21)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_dynamic_sizes_and_threads(threads):
+    f = jit(generic(None, None, None, widened=True), threads=threads, mc=28)
+    for m, n, k in [(1, 1, 1), (0, 5, 3), (5, 0, 3), (3, 5, 0), (100, 33, 257), (300, 64, 70)]:
+        a, b, _, _ = operands(m, n, k, seed=m + n + k)
+        c0 = np.full((m, n), 0.5)
+        c = c0.copy()
+        f(a, b, c)
+        check(c, a, b, c0, 2.0**-21)
+
+
+def test_dynamic_m_only():
+    f = jit(generic(None, 128, 64, widened=True))
+    for m in (1, 13, 128, 200):
+        a, b, _, _ = operands(m, 128, 64, seed=m)
+        c = np.zeros((m, 128))
+        f(a, b, c)
+        check(c, a, b, np.zeros((m, 128)), 2.0**-21)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(1, 80), st.integers(1, 90), st.integers(1, 300))
+def test_random_sizes(m, n, k):
+    f = jit(generic(m, n, k, widened=True), mr=5, nr=16, kc=96, chunk=32, mc=10, nc=48)
+    a, b, _, _ = operands(m, n, k, seed=m * n * k)
+    c = np.zeros((m, n))
+    f(a, b, c)
+    check(c, a, b, np.zeros((m, n)), 2.0**-21)
+
+
+def test_batch_matmul_named_op():
+    src = """
+func.func @f(%a: memref<?x30x40xf32>, %b: memref<?x40x50xf32>, %c: memref<?x30x50xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<?x30x40xf32>, memref<?x40x50xf32>)
+      outs(%c : memref<?x30x50xf32>)
+  return
+}"""
+    f = jit(src)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((3, 30, 40)).astype(np.float32)
+    b = rng.standard_normal((3, 40, 50)).astype(np.float32)
+    c = np.zeros((3, 30, 50), np.float32)
+    f(a, b, c)
+    for i in range(3):
+        check(c[i], a[i], b[i], np.zeros((30, 50)), 2.0**-20)
+
+
+def test_accuracy_contract_on_long_sums():
+    """tests/unit/test_reduction_accuracy.py's contract for matmul, |error| <= log2(K) *
+    eps32 * sum|a * b|, on positive data (no cancellation: the running sums are largest)."""
+    m, n, k = 64, 64, 4096
+    f = jit(generic(m, n, k, widened=True))
+    a, b, _, _ = operands(m, n, k, positive=True)
+    c = np.zeros((m, n))
+    f(a, b, c)
+    check(c, a, b, np.zeros((m, n)), np.log2(k) * 2.0**-23)
+
+
+# ---------------------------------------------------------------------------------------------
+# The IR
+# ---------------------------------------------------------------------------------------------
+
+
+def test_interpreter_before_and_after():
+    src = generic(None, 20, 19, widened=True)
+    m, n, k = 5, 20, 19
+    a, b, _, _ = operands(m, n, k, seed=9)
+    results = []
+    for module in (parse_module(src),
+                   transformed(src, mr=2, nr=16, lanes=8, kc=8, chunk=4, mc=4, nc=16)):
+        c = np.full((m, n), 0.25)
+        Interpreter(module).call(lookup_symbol_in(module, "f"), [a, b, c])
+        results.append(c)
+    np.testing.assert_allclose(results[1], results[0], rtol=0, atol=1e-5)
+    check(results[1], a, b, np.full((m, n), 0.25), 2.0**-21)
+
+
+def test_small_and_non_matching_ops_are_left_alone():
+    small = transformed(generic(8, 64, 8), min_flops=1 << 18)     # 2^13 flops
+    assert "linalg.generic" in str(small)
+    large = transformed(generic(64, 64, 32), min_flops=1 << 18)    # 2^18 flops
+    assert "linalg.generic" not in str(large)
+    dynamic = transformed(generic(None, 10, 8), min_flops=1 << 18)  # M may be large
+    assert "linalg.generic" not in str(dynamic)
+    f64 = generic(64, 64, 64).replace("f32", "f64")
+    assert "linalg.generic" in str(transformed(f64))
+    maximum = generic(64, 64, 64).replace("arith.addf %acc, %p", "arith.maximumf %acc, %p")
+    assert "linalg.generic" in str(transformed(maximum))
+
+
+@pytest.mark.parametrize("registers", [16, 32])
+def test_register_tile_fits_and_is_the_best_that_fits(registers):
+    mr, nv = register_tile(registers, 16)
+    assert mr * nv + nv + 1 <= registers and mr * nv >= 8
+    score = mr * nv / (mr + nv)
+    for m in range(1, 17):
+        for v in range(1, 5):
+            if m * v + v + 1 <= registers and m * v >= 8:
+                assert m * v / (m + v) <= score
+
+
+# ---------------------------------------------------------------------------------------------
+# Through the compile pipeline: the graph's matmul (widened, in a fusion.group)
+# ---------------------------------------------------------------------------------------------
+
+
+def _bench_module():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "bench" / "bench_matmul.py"
+    spec = importlib.util.spec_from_file_location("bench_matmul", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_graph_matmul_through_the_pipeline():
+    bm = _bench_module()
+    f = bm.compiled(100, 96, 300, "linalg-matmul-blis{min-flops=0}", 1)
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((100, 300)).astype(np.float32)
+    b = rng.standard_normal((300, 96)).astype(np.float32)
+    c = np.empty((100, 96), np.float32)
+    f(a, b, c)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    scale = np.abs(a).astype(np.float64) @ np.abs(b)
+    assert np.all(np.abs(c - exact) <= 2.0**-21 * scale + np.abs(exact) * 2.0**-24)
+    assert "linalg-matmul-blis" in bm._pipeline("linalg-matmul-blis")
+
+
+# ---------------------------------------------------------------------------------------------
+# Convolutions: im2col into the packed panel, NCHW output
+# ---------------------------------------------------------------------------------------------
+
+
+def conv_reference(x, k, stride):
+    """O[n, f, oh, ow] = sum_{c, kh, kw} x[n, c, oh * s + kh, ow * s + kw] * k[f, c, kh, kw],
+    in float64, with the sum of |terms| for the error bound."""
+    n, c, h, w = x.shape
+    f, _, kh, kw = k.shape
+    oh, ow = (h - kh) // stride + 1, (w - kw) // stride + 1
+    win = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), (kh, kw), (2, 3))
+    win = win[:, :, ::stride, ::stride][:, :, :oh, :ow]
+    exact = np.einsum("nchwij,fcij->nfhw", win, k.astype(np.float64))
+    scale = np.einsum("nchwij,fcij->nfhw", np.abs(win), np.abs(k.astype(np.float64)))
+    return exact, scale
+
+
+def conv_named(n, c, h, w, f, kh, stride) -> str:
+    oh, ow = (h - kh) // stride + 1, (w - kh) // stride + 1
+    xt, kt = f"memref<{n}x{c}x{h}x{w}xf32>", f"memref<{f}x{c}x{kh}x{kh}xf32>"
+    ot = f"memref<{n}x{f}x{oh}x{ow}xf32>"
+    return f"""
+func.func @f(%x: {xt}, %k: {kt}, %o: {ot}) {{
+  linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>,
+                            strides = dense<{stride}> : tensor<2xi64>}}
+      ins(%x, %k : {xt}, {kt}) outs(%o : {ot})
+  return
+}}"""
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 9), st.integers(3, 14), st.integers(1, 20),
+       st.sampled_from([1, 3]), st.sampled_from([1, 2]))
+def test_named_convolution_matches_numpy(n, c, h, f, kh, stride):
+    """`linalg.conv_2d_nchw_fchw` (f32 output, accumulated into its initial value) with
+    strides; the padding of the graph's conv2d is a padded copy of the input (below)."""
+    w = h + 1
+    fn = jit(conv_named(n, c, h, w, f, kh, stride))
+    rng = np.random.default_rng(n * c * h * f)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    k = rng.standard_normal((f, c, kh, kh)).astype(np.float32)
+    exact, scale = conv_reference(x, k, stride)
+    o0 = rng.standard_normal(exact.shape).astype(np.float32)
+    o = o0.copy()
+    fn(x, k, o)
+    tol = (4 + c * kh * kh / 64) * 2.0**-23 * max(8, np.sqrt(c * kh * kh))
+    np.testing.assert_array_less(np.abs(o - (o0 + exact)), tol * (np.abs(o0) + scale) + 1e-30)
+
+
+#: lower-graph-to-linalg's convolution after bufferize: a zero-filled f64 temporary, the
+#: widened contraction, a truncf epilogue reading the temporary, its dealloc
+WIDENED_CONV = """
+func.func @f(%x: memref<?x3x10x10xf32>, %k: memref<5x3x3x3xf32>, %o: memref<?x5x8x8xf32>) {
+  %zero = arith.constant 0.0 : f64
+  %n = memory.dim %x, 0 : memref<?x3x10x10xf32>
+  %acc = memory.alloc(%n) : memref<?x5x8x8xf64>
+  linalg.fill ins(%zero : f64) outs(%acc : memref<?x5x8x8xf64>)
+  linalg.generic {indexing_maps = [
+      affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>,
+      affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>,
+      affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                        "reduction", "reduction", "reduction"]}
+      ins(%x, %k : memref<?x3x10x10xf32>, memref<5x3x3x3xf32>)
+      outs(%acc : memref<?x5x8x8xf64>) {
+  ^bb0(%a: f32, %b: f32, %s: f64):
+    %p = arith.mulf %a, %b : f32
+    %w = arith.extf %p : f32 to f64
+    %t = arith.addf %s, %w : f64
+    linalg.yield %t : f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%acc : memref<?x5x8x8xf64>) outs(%o : memref<?x5x8x8xf32>) {
+  ^bb0(%a: f64, %b: f32):
+    %r = arith.truncf %a : f64 to f32
+    linalg.yield %r : f32
+  }
+  memory.dealloc %acc : memref<?x5x8x8xf64>
+  return
+}"""
+
+
+def test_widened_convolution_accumulator_collapsed_and_fill_folded():
+    """The f64 temporary's output pixels become one row (8 x 8 -> 64: whole vectors where
+    a row of 8 is half of one), the zero fill is gone (the first K block stores), and the
+    epilogue reads the collapsed buffer; the interpreter agrees before and after, and the
+    compiled nest agrees with numpy."""
+    after = transformed(WIDENED_CONV, mr=2, nr=16, lanes=8, kc=16, chunk=8)
+    text = str(after)
+    assert "memref<?x5x64xf64>" in text and "linalg.fill" not in text
+    assert "(d0, d1, d2 * 8 + d3)" in text
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 10, 10)).astype(np.float32)
+    k = rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
+    results = []
+    for module in (parse_module(WIDENED_CONV), after):
+        o = np.full((2, 5, 8, 8), np.nan, np.float32)
+        Interpreter(module).call(lookup_symbol_in(module, "f"), [x, k, o])
+        results.append(o)
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6, atol=1e-6)
+    for x_n in (1, 7):
+        xs = rng.standard_normal((x_n, 3, 10, 10)).astype(np.float32)
+        exact, scale = conv_reference(xs, k, 1)
+        o = np.full(exact.shape, np.nan, np.float32)
+        jit(WIDENED_CONV)(xs, k, o)
+        assert np.all(np.abs(o - exact) <= 2.0**-21 * scale + np.abs(exact) * 2.0**-24)
+
+
+def test_filter_packed_once_for_every_image():
+    """A filter (A's factors use no batch dim) is packed once before the image loop, which
+    the threads split (M, 5 filters, is one row block): a `loop.parallel` whose every
+    iteration packs its own B."""
+    import re
+    text = str(transformed(WIDENED_CONV))
+    images = re.findall(r"(%\d+) = memory.dim %arg0, 0", text)
+    image_loop = re.search(rf"loop.parallel \(%\w+\) = \(%\w+\) to \(({'|'.join(images)})\)",
+                           text)
+    assert "loop.parallel" not in text[:image_loop.start()]
+    assert "loop.parallel" not in text[image_loop.end():]
+    assert re.search(r"memory.alloc\(\) : memref<1x27x64xf32>", text[image_loop.end():])
+    assert text.count("memory.load %arg1") == 1
+    assert text.index("memory.load %arg1") < image_loop.start() < text.index("memory.load %arg0")
+
+
+def test_register_tile_fits_small_problems():
+    """A 16 x 16 problem gets a tile without waste (16 rows of one vector on AVX-512), not
+    the 6 x 64 of large ones."""
+    assert register_tile(32, 16) == (6, 4)
+    mr, nv = register_tile(32, 16, 16, 16)
+    assert nv == 1 and 16 % mr == 0
+
+
+def test_cnn_train_step_jit_equals_interpreter():
+    """examples/cnn.irk (two convolutions, their data and filter gradients, through the
+    BLIS nest) trains on the JIT as on the interpreter."""
+    from pathlib import Path
+    from irkit.runtime.model import load_model
+    path = Path(__file__).resolve().parents[2] / "examples" / "cnn.irk"
+    compiled = load_model(path, engine="jit", threads=1, cache=False)
+    reference = load_model(path)
+    rng = np.random.default_rng(0)
+    images = rng.standard_normal((16, 1, 12, 12)).astype(np.float32)
+    labels = rng.integers(0, 10, 16).astype(np.int32)
+    got = compiled.forward(images=images, labels=labels)["logits"]
+    want = reference.forward(images=images, labels=labels)["logits"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.max(np.abs(want)))
+    for _ in range(3):
+        a = compiled.train_step(images=images, labels=labels)["loss"]
+        b = reference.train_step(images=images, labels=labels)["loss"]
+        assert abs(a - b) <= 1e-5 * abs(b)
+    for name, value in reference.variables.items():
+        want = np.asarray(value)
+        np.testing.assert_allclose(np.asarray(compiled.variables[name]), want, rtol=1e-4,
+                                   atol=1e-5 * max(1.0, np.max(np.abs(want))), err_msg=name)
+
+
+def test_static_output_width_with_dynamic_inputs():
+    """N is dynamic in B but 1 in C (a 1x1 filter's gradient read from a `?`-channel
+    image): the extent is taken from C, so no vector wider than C's row is emitted."""
+    src = generic(None, None, None).replace(
+        "%c: memref<?x?xf32>", "%c: memref<?x1xf32>").replace(
+        "outs(%c : memref<?x?xf32>)", "outs(%c : memref<?x1xf32>)")
+    f = jit(src)
+    a, b, _, _ = operands(9, 1, 70, seed=11)
+    c = np.zeros((9, 1), np.float32)
+    f(a, b, c)
+    check(c, a, b, np.zeros((9, 1)), 2.0**-20)
+
+
+# ---------------------------------------------------------------------------------------------
+# Epilogues at the store: the members of the contraction's fusion.group
+# ---------------------------------------------------------------------------------------------
+
+
+def epilogue_group(m, n, k, widened=True, residual="(d0, d1)", static_acc=False) -> str:
+    """A contraction in a fusion.group (as bufferize leaves the graph's) with two members:
+    `y = relu(acc + bias[j]) + res[residual]` and `z = mask > 0 ? y : 0`, the second
+    reading the first's output and a mask array. `None` sizes are `?`."""
+    s = lambda x: "?" if x is None else str(x)                      # noqa: E731
+    ce = "f64" if widened else "f32"
+    at, bt = f"memref<{s(m)}x{s(k)}xf32>", f"memref<{s(k)}x{s(n)}xf32>"
+    ot = f"memref<{s(m)}x{s(n)}xf32>"
+    acct = f"memref<{s(m)}x{s(n)}x{ce}>"
+    sizes = [f"%d{i}" for i, x in enumerate((m, n)) if x is None]
+    dims = "".join(f"  %d{i} = memory.dim %y, {i} : {ot}\n" for i, x in enumerate((m, n))
+                   if x is None)
+    body = ("%w = arith.extf %p : f32 to f64\n      %t = arith.addf %s, %w : f64" if widened
+            else "%t = arith.addf %s, %p : f32")
+    trunc = "%v = arith.truncf %x : f64 to f32" if widened else "%v = arith.addf %x, %fz : f32"
+    return f"""
+func.func @f(%a: {at}, %b: {bt}, %bias: memref<{s(n)}xf32>, %res: {ot}, %mask: {ot},
+             %y: {ot}, %z: {ot}) {{
+  %zero = arith.constant 0.0 : {ce}
+  %fz = arith.constant 0.0 : f32
+{dims}  fusion.group {{kind = "epilogue", outer_dims = 2 : i64}} {{
+    %acc = memory.alloc({", ".join(sizes)}) : {acct}
+    linalg.fill ins(%zero : {ce}) outs(%acc : {acct})
+    linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                     affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                     affine_map<(d0, d1, d2) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel", "reduction"]}}
+        ins(%a, %b : {at}, {bt}) outs(%acc : {acct}) {{
+    ^bb0(%xa: f32, %xb: f32, %s: {ce}):
+      %p = arith.mulf %xa, %xb : f32
+      {body}
+      linalg.yield %t : {ce}
+    }}
+    linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d1)>,
+                                     affine_map<(d0, d1) -> {residual}>,
+                                     affine_map<(d0, d1) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel"]}}
+        ins(%acc, %bias, %res : {acct}, memref<{s(n)}xf32>, {ot}) outs(%y : {ot}) {{
+    ^bb0(%x: {ce}, %bb: f32, %r: f32, %o: f32):
+      {trunc}
+      %u = arith.addf %v, %bb : f32
+      %q = arith.maximumf %u, %fz : f32
+      %e = arith.addf %q, %r : f32
+      linalg.yield %e : f32
+    }}
+    linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel"]}}
+        ins(%y, %mask : {ot}, {ot}) outs(%z : {ot}) {{
+    ^bb0(%yy: f32, %mm: f32, %o: f32):
+      %c = arith.cmpf ogt, %mm, %fz : f32
+      %g = arith.select %c, %yy, %fz : f32
+      linalg.yield %g : f32
+    }}
+    memory.dealloc %acc : {acct}
+  }}
+  return
+}}"""
+
+
+def epilogue_inputs(m, n, k, seed=0, square_res=True):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    res = rng.standard_normal((m, n) if square_res else (n, m)).astype(np.float32)
+    mask = rng.standard_normal((m, n)).astype(np.float32)
+    return a, b, bias, res, mask
+
+
+def epilogue_reference(a, b, bias, res, mask):
+    """y, z in float64 and the error scale of y (|a| @ |b| + |bias|)."""
+    acc = a.astype(np.float64) @ b.astype(np.float64)
+    y = np.maximum(acc + bias, 0) + res
+    z = np.where(mask > 0, y, 0)
+    return y, z, np.abs(a).astype(np.float64) @ np.abs(b) + np.abs(bias) + np.abs(res)
+
+
+def run_epilogue(f, m, n, k, seed=0, square_res=True):
+    a, b, bias, res, mask = epilogue_inputs(m, n, k, seed, square_res)
+    y = np.full((m, n), np.nan, np.float32)
+    z = np.full((m, n), np.nan, np.float32)
+    f(a, b, bias, res, mask, y, z)
+    want_y, want_z, scale = epilogue_reference(
+        a, b, bias, res if square_res else res.T, mask)
+    tol = 2.0**-21 * max(8, np.sqrt(k)) * scale + 1e-30
+    np.testing.assert_array_less(np.abs(y - want_y), tol)
+    np.testing.assert_array_less(np.abs(z - want_z), tol)
+
+
+#: K against chunk 16 and kc 32 (kc-epilogue 0: K is not made one block): all of K one
+#: chunk (no sums wait), one block of chunks (they wait in a per-tile buffer), several
+#: blocks (in the accumulator)
+EPILOGUE_SIZES = [(13, 37, 9), (40, 64, 16), (21, 50, 30), (33, 19, 100), (1, 1, 1),
+                  (64, 32, 64)]
+SMALL = dict(mr=3, nr=16, lanes=8, kc=32, chunk=16, mc=6, nc=32, kc_epilogue=0)
+
+
+def test_epilogue_is_applied_at_the_store():
+    """The members are gone as ops (their bodies sit in the nest, lane-wise on vectors),
+    and so is the f64 accumulator when K fits one block."""
+    text = str(transformed(epilogue_group(40, 64, 30), **SMALL))
+    assert "linalg.generic" not in text and "fusion.group" not in text
+    assert "memref<40x64xf64>" not in text and "memref<3x16xf64>" in text
+    assert "arith.truncf" in text and ": vector<8xf64> to vector<8xf32>" in text
+    assert "memory.vector_load %arg2" in text                   # the bias, by vectors
+    several = str(transformed(epilogue_group(40, 64, 100), **SMALL))
+    assert "linalg.generic" not in several and "memref<40x64xf64>" in several
+
+
+@pytest.mark.parametrize("m, n, k", EPILOGUE_SIZES)
+@pytest.mark.parametrize("widened", [True, False])
+@pytest.mark.parametrize("one_block", [False, True])
+def test_epilogue_matches_numpy(m, n, k, widened, one_block):
+    options = SMALL | {"kc_epilogue": 1024 * one_block}
+    run_epilogue(jit(epilogue_group(m, n, k, widened), **options), m, n, k, seed=m + n + k)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_epilogue_dynamic_sizes(threads):
+    """Dynamic M, N and K (the sums wait in the accumulator; K = 0 runs the members on the
+    filled accumulator: relu(bias) + res)."""
+    f = jit(epilogue_group(None, None, None), threads=threads, **SMALL)
+    for m, n, k in [(5, 7, 3), (33, 40, 100), (17, 16, 0), (0, 5, 4), (9, 1, 40)]:
+        run_epilogue(f, m, n, k, seed=m * n + k)
+
+
+def test_epilogue_default_schedule():
+    """The host's register tile and blocks (K = 300: two blocks of 256)."""
+    for m, n, k in [(50, 100, 64), (70, 130, 300)]:
+        run_epilogue(jit(epilogue_group(m, n, k)), m, n, k, seed=k)
+
+
+def test_epilogue_without_vectors_is_its_own_nest():
+    """A residual read transposed (stride M along N) cannot be a vector load: the
+    epilogue stays its own nest (as a convolution's, below), with the same results."""
+    src = epilogue_group(23, 45, 40, residual="(d1, d0)").replace(
+        "%res: memref<23x45xf32>", "%res: memref<45x23xf32>").replace(
+        "memref<45xf32>, memref<23x45xf32>", "memref<45xf32>, memref<45x23xf32>")
+    text = str(transformed(src, **SMALL))
+    assert text.count("linalg.generic") == 2 and "memref<23x45xf64>" in text
+    run_epilogue(jit(src, **SMALL), 23, 45, 40, seed=7, square_res=False)
+
+
+@pytest.mark.parametrize("m, k", [(5, 9), (5, 30), (None, 70), (None, None)])
+def test_epilogue_interpreter_before_and_after(m, k):
+    src = epilogue_group(m, 20, k)
+    mm, kk = m or 6, k or 21
+    args = epilogue_inputs(mm, 20, kk, seed=3)
+    results = []
+    for module in (parse_module(src), transformed(src, **SMALL)):
+        y = np.full((mm, 20), np.nan, np.float32)
+        z = np.full((mm, 20), np.nan, np.float32)
+        Interpreter(module).call(lookup_symbol_in(module, "f"), [*args, y, z])
+        results.append((y, z))
+    for before, after in zip(*results):
+        np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5)
+
+
+def test_epilogue_not_applied_when_the_accumulator_is_read_later():
+    """A member reading the accumulator at another point (transposed) stops the epilogue
+    there; the accumulator is then needed whole: the group is dissolved as before."""
+    src = epilogue_group(16, 16, 8).replace(
+        "affine_map<(d0, d1) -> (d0, d1)>,\n                                     "
+        "affine_map<(d0, d1) -> (d1)>", "affine_map<(d0, d1) -> (d1, d0)>,\n"
+        "                                     affine_map<(d0, d1) -> (d1)>")
+    text = str(transformed(src, **SMALL))
+    assert text.count("linalg.generic") == 2 and "memref<16x16xf64>" in text
+    f = jit(src, **SMALL)
+    a, b, bias, res, mask = epilogue_inputs(16, 16, 8, seed=2)
+    y = np.empty((16, 16), np.float32)
+    z = np.empty((16, 16), np.float32)
+    f(a, b, bias, res, mask, y, z)
+    acc = (a.astype(np.float64) @ b).T
+    np.testing.assert_allclose(y, np.maximum(acc + bias, 0) + res, rtol=1e-5, atol=1e-5)
+
+
+def test_epilogue_keeps_the_accuracy_contract():
+    """K = 1024 in one block (kc-epilogue): float32 chunk sums of 64 products added up in
+    the per-tile f64 buffer, |error| <= log2(K) * eps32 * sum|a * b| (positive data), plus
+    the final rounding to f32."""
+    m, n, k = 64, 64, 1024
+    src = epilogue_group(m, n, k)
+    assert "memref<64x64xf64>" not in str(transformed(src))
+    rng = np.random.default_rng(8)
+    a, b = rng.random((m, k)).astype(np.float32), rng.random((k, n)).astype(np.float32)
+    zeros, ones = np.zeros(n, np.float32), np.ones((m, n), np.float32)
+    y, z = np.empty((m, n), np.float32), np.empty((m, n), np.float32)
+    jit(src)(a, b, zeros, np.zeros((m, n), np.float32), ones, y, z)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_array_less(np.abs(y - exact), np.log2(k) * 2.0**-23 * exact
+                                 + exact * 2.0**-24)
+
+
+#: WIDENED_CONV as lower-graph-to-linalg and linalg-fuse leave it: in a fusion.group whose
+#: epilogue adds a bias per filter and applies relu
+CONV_GROUP = """
+func.func @f(%x: memref<?x3x10x10xf32>, %k: memref<5x3x3x3xf32>, %bias: memref<5xf32>,
+             %o: memref<?x5x8x8xf32>) {
+  %zero = arith.constant 0.0 : f64
+  %fz = arith.constant 0.0 : f32
+  %n = memory.dim %x, 0 : memref<?x3x10x10xf32>
+  fusion.group {kind = "epilogue", outer_dims = 4 : i64} {
+    %acc = memory.alloc(%n) : memref<?x5x8x8xf64>
+    linalg.fill ins(%zero : f64) outs(%acc : memref<?x5x8x8xf64>)
+    linalg.generic {indexing_maps = [
+        affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>,
+        affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>,
+        affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>],
+        iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                          "reduction", "reduction", "reduction"]}
+        ins(%x, %k : memref<?x3x10x10xf32>, memref<5x3x3x3xf32>)
+        outs(%acc : memref<?x5x8x8xf64>) {
+    ^bb0(%a: f32, %b: f32, %s: f64):
+      %p = arith.mulf %a, %b : f32
+      %w = arith.extf %p : f32 to f64
+      %t = arith.addf %s, %w : f64
+      linalg.yield %t : f64
+    }
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>,
+                                     affine_map<(d0, d1, d2, d3) -> (d1)>,
+                                     affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                    iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+        ins(%acc, %bias : memref<?x5x8x8xf64>, memref<5xf32>) outs(%o : memref<?x5x8x8xf32>) {
+    ^bb0(%a: f64, %c: f32, %b: f32):
+      %t = arith.truncf %a : f64 to f32
+      %u = arith.addf %t, %c : f32
+      %r = arith.maximumf %u, %fz : f32
+      linalg.yield %r : f32
+    }
+    memory.dealloc %acc : memref<?x5x8x8xf64>
+  }
+  return
+}"""
+
+
+def test_convolution_epilogue_stays_its_own_nest():
+    """A convolution's N is its output pixels (two dims): its epilogue (bias per filter,
+    relu) cannot run on vectors at the store, and element by element was measured slower
+    (passes/blis/epilogue.py): it stays its own nest after the blocked one, reading the
+    collapsed f64 temporary. The interpreter agrees before and after, the JIT with numpy,
+    on 1 and 2 threads (the images split among them: 5 filters are one row block)."""
+    after = transformed(CONV_GROUP, mr=2, nr=16, lanes=8, kc=16, chunk=8)
+    text = str(after)
+    assert "fusion.group" not in text and text.count("linalg.generic") == 1
+    assert "memref<?x5x64xf64>" in text and "arith.maximumf" in text
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 3, 10, 10)).astype(np.float32)
+    k = rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
+    bias = rng.standard_normal(5).astype(np.float32)
+    results = []
+    for module in (parse_module(CONV_GROUP), after):
+        o = np.full((2, 5, 8, 8), np.nan, np.float32)
+        Interpreter(module).call(lookup_symbol_in(module, "f"), [x, k, bias, o])
+        results.append(o)
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6, atol=1e-6)
+    for n in (1, 3):
+        xs = rng.standard_normal((n, 3, 10, 10)).astype(np.float32)
+        exact, scale = conv_reference(xs, k, 1)
+        want = np.maximum(exact + bias[:, None, None], 0)
+        for threads in (1, 2):
+            o = np.full(exact.shape, np.nan, np.float32)
+            jit(CONV_GROUP, threads=threads)(xs, k, bias, o)
+            assert np.all(np.abs(o - want) <= 2.0**-21 * scale + np.abs(want) * 2.0**-24)
+
+
+SCALAR_MEMBER = """
+func.func @f(%a: memref<?x40xf32>, %b: memref<40x48xf32>, %lr: memref<f32>, %w: memref<?x48xf32>,
+             %out: memref<?x48xf32>) {
+  %zero = arith.constant 0.0 : f64
+  %half = arith.constant 0.5 : f32
+  %m = memory.dim %a, 0 : memref<?x40xf32>
+  fusion.group {kind = "epilogue", outer_dims = 2 : i64} {
+    %acc = memory.alloc(%m) : memref<?x48xf64>
+    linalg.fill ins(%zero : f64) outs(%acc : memref<?x48xf64>)
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                     affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                     affine_map<(d0, d1, d2) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : memref<?x40xf32>, memref<40x48xf32>) outs(%acc : memref<?x48xf64>) {
+    ^bb0(%x: f32, %y: f32, %s: f64):
+      %p = arith.mulf %x, %y : f32
+      %e = arith.extf %p : f32 to f64
+      %t = arith.addf %s, %e : f64
+      linalg.yield %t : f64
+    }
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> ()>,
+                                     affine_map<(d0, d1) -> ()>,
+                                     affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%acc, %half, %lr, %w : memref<?x48xf64>, f32, memref<f32>, memref<?x48xf32>)
+        outs(%out : memref<?x48xf32>) {
+    ^bb0(%g: f64, %h: f32, %l: f32, %v: f32, %o: f32):
+      %t = arith.truncf %g : f64 to f32
+      %u = arith.mulf %t, %h : f32
+      %q = arith.mulf %u, %l : f32
+      %r = arith.subf %v, %q : f32
+      linalg.yield %r : f32
+    }
+    memory.dealloc %acc : memref<?x48xf64>
+  }
+  return
+}"""
+
+
+def test_epilogue_with_scalar_inputs():
+    """An SGD-like update at the store: `w - lr[] * 0.5 * (a @ b)`, a scalar operand and a
+    rank-0 buffer broadcast to every lane; JIT and interpreter against numpy."""
+    after = transformed(SCALAR_MEMBER, **SMALL)
+    assert "linalg.generic" not in str(after)
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((19, 40)).astype(np.float32)
+    b = rng.standard_normal((40, 48)).astype(np.float32)
+    lr, w = np.array(0.1, np.float32), rng.standard_normal((19, 48)).astype(np.float32)
+    want = w - 0.1 * 0.5 * (a.astype(np.float64) @ b)
+    out = np.full((19, 48), np.nan, np.float32)
+    jit(SCALAR_MEMBER, **SMALL)(a, b, lr, w, out)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    out = np.full((19, 48), np.nan, np.float32)
+    Interpreter(after).call(lookup_symbol_in(after, "f"), [a, b, lr, w, out])
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)

@@ -1,0 +1,324 @@
+"""Parallel loops on OpenMP threads (backends/llvm_parallel.py): results, team sizes, settings.
+
+- Every iteration of a `loop.parallel` runs exactly once whatever the team (the static chunks
+  cover dimension 0), nested ones stay sequential, and without libgomp the code is sequential.
+- Models compiled in process (MLP forward and train step, a reduction model) give the
+  interpreter's results with 1, 2 and 4 threads, and the same bits at every thread count
+  (the partition never changes an element's arithmetic).
+- Which team each loop asks libgomp for, seen through an `LD_PRELOAD` shim that records
+  every `GOMP_parallel` call: `OMP_NUM_THREADS` is honoured, `threads=` overrides it, small
+  loops run inline.
+- The C API's `irkit_init` / `irkit_set_threads` in a C program.
+
+Skips without llvmlite, libgomp or (for the shim and the C program) a C compiler.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("llvmlite")
+
+import irkit  # noqa: E402
+from irkit.backends import llvm_cpu, llvm_parallel  # noqa: E402
+from irkit.backends.llvm_cpu import compile_module, find_c_compiler, openmp_library  # noqa: E402
+from irkit.interpreter import interpret  # noqa: E402
+from irkit.parser import parse_module  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+if openmp_library() is None:
+    pytest.skip("no OpenMP runtime (libgomp)", allow_module_level=True)
+
+#: every element of `a` incremented once per iteration of a 2-D parallel loop over part of it
+#: (from row `lb` in steps of `step`), with an inner parallel loop (sequential) and a capture
+COUNT = """
+func.func @count(%a: memref<?x?xf64>, %lb: index, %step: index, %w: f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memory.dim %a, 0 : memref<?x?xf64>
+  %m = memory.dim %a, 1 : memref<?x?xf64>
+  loop.parallel (%i) = (%lb) to (%n) step (%step) {
+    loop.parallel (%j) = (%c0) to (%m) step (%c1) {
+      %v = memory.load %a[%i, %j] : memref<?x?xf64>
+      %u = arith.addf %v, %w : f64
+      memory.store %u, %a[%i, %j] : memref<?x?xf64>
+    }
+  }
+  return
+}
+"""
+
+
+@pytest.fixture
+def every_loop_parallel(monkeypatch):
+    """Loops of any size split over the team (the work threshold at one unit)."""
+    monkeypatch.setattr(llvm_parallel, "MIN_WORK_PER_THREAD", 1)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+def test_every_iteration_runs_once(every_loop_parallel, threads):
+    module = parse_module(textwrap.dedent(COUNT))
+    jit = compile_module(module, 2, threads=threads)
+    assert jit.llvm_ir.count("call void @GOMP_parallel") == 1      # the inner one is nested
+    for rows, cols, lb, step in ((7, 5, 0, 1), (9, 3, 1, 2), (2, 4, 0, 1), (0, 3, 0, 1),
+                                 (5, 0, 0, 1), (4, 4, 5, 1), (13, 2, 2, 5), (3, 1, 0, 1),
+                                 (101, 3, 0, 1)):
+        got, want = np.zeros((rows, cols)), np.zeros((rows, cols))
+        jit.count(got, lb, step, 1.0)
+        interpret(module, "count", want, lb, step, 1.0)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_set_threads_between_calls(every_loop_parallel):
+    module = parse_module(textwrap.dedent(COUNT))
+    jit = compile_module(module, 2)
+    for threads in (0, 2, 1, 5):
+        jit.set_threads(threads)
+        a = np.zeros((11, 4))
+        jit.count(a, 0, 1, 1.0)
+        np.testing.assert_array_equal(a, np.ones((11, 4)))
+
+
+@pytest.mark.parametrize("bad", [-1, 2 ** 31, 1.5, "2", True])
+def test_thread_counts_are_checked(bad):
+    module = parse_module(textwrap.dedent(COUNT))
+    with pytest.raises(ValueError, match="threads must be 0"):
+        compile_module(module, 2, threads=bad)
+    with pytest.raises(ValueError, match="threads must be 0"):
+        irkit.load_model(ROOT / "examples" / "logreg.irk", engine="jit", threads=bad)
+
+
+def test_without_libgomp_parallel_loops_are_sequential(monkeypatch):
+    monkeypatch.setattr(llvm_cpu, "openmp_library", lambda: None)
+    module = parse_module(textwrap.dedent(COUNT))
+    jit = compile_module(module, 2, threads=4)
+    assert "GOMP" not in jit.llvm_ir and "omp_get" not in jit.llvm_ir
+    a = np.zeros((9, 3))
+    jit.count(a, 0, 1, 2.0)
+    np.testing.assert_array_equal(a, np.full((9, 3), 2.0))
+
+
+def test_a_missing_libgomp_is_a_warning(monkeypatch):
+    monkeypatch.setattr(llvm_cpu, "find_c_compiler", lambda: None)
+    monkeypatch.setattr(llvm_cpu.ctypes.util, "find_library", lambda name: None)
+    openmp_library.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="libgomp was not found.*one thread"):
+            assert openmp_library() is None
+    finally:
+        openmp_library.cache_clear()
+
+
+# ----- models: the interpreter's results, the same bits at every thread count -----------------
+
+REDUCE = """
+model red {
+  input x: f32[N, 96]
+  param w: f32[96, 8] = normal(std=0.1, seed=3)
+  h = x @ w
+  s = sum(x * x, axis=1)
+  m = mean(h, axis=1)
+  output s, m, h
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    """The MLP and the reduction model as files, and a compile cache of their own (each
+    model is compiled once; the other thread counts load it)."""
+    folder = tmp_path_factory.mktemp("threads")
+    (folder / "red.irk").write_text(textwrap.dedent(REDUCE))
+    old = os.environ.get("IRKIT_CACHE_DIR")
+    os.environ["IRKIT_CACHE_DIR"] = str(folder / "cache")
+    yield {"mlp": ROOT / "examples" / "mlp.irk", "red": folder / "red.irk"}
+    if old is None:
+        del os.environ["IRKIT_CACHE_DIR"]
+    else:
+        os.environ["IRKIT_CACHE_DIR"] = old
+
+
+def _inputs(name: str, batch: int) -> dict:
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((batch, 64 if name == "mlp" else 96)).astype(np.float32)
+    if name == "mlp":
+        return {"x": x, "labels": rng.integers(0, 10, batch).astype(np.int32)}
+    return {"x": x}
+
+
+@pytest.mark.parametrize("name", ["mlp", "red"])
+def test_models_on_threads_match_the_interpreter(model_files, name):
+    batch = 600          # every big loop of these models is split at this size
+    inputs = _inputs(name, batch)
+    ref = irkit.load_model(model_files[name])
+    want = ref.forward(**inputs)
+    results = {}
+    for threads in (1, 2, 4):
+        model = irkit.load_model(model_files[name], engine="jit", threads=threads)
+        got = model.forward(**inputs)
+        for k in want:
+            np.testing.assert_allclose(got[k], want[k], rtol=2e-5, atol=2e-6, err_msg=k)
+        if model.trainable:
+            for _ in range(2):
+                got["loss"] = model.train_step(**inputs)["loss"]
+            got.update({f"var {v}": np.array(model.variables[v]) for v in model.variables})
+        results[threads] = got
+    if ref.trainable:
+        for _ in range(2):
+            loss = ref.train_step(**inputs)["loss"]
+        np.testing.assert_allclose(results[1]["loss"], loss, rtol=1e-5)
+        for v in ref.variables:
+            np.testing.assert_allclose(results[1][f"var {v}"], ref.variables[v], rtol=1e-4,
+                                       atol=1e-6, err_msg=v)
+    for threads in (2, 4):
+        for k, v in results[1].items():
+            np.testing.assert_array_equal(results[threads][k], v, err_msg=f"{k}, {threads}")
+
+
+# ----- team sizes, seen by a shim of GOMP_parallel ------------------------------------------------
+
+_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+/* Records the team size of every GOMP_parallel call on stderr, then makes it. */
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned n, unsigned flags) {
+  static void (*real)(void (*)(void *), void *, unsigned, unsigned);
+  if (!real) real = (void (*)(void (*)(void *), void *, unsigned, unsigned))
+                        dlsym(RTLD_NEXT, "GOMP_parallel");
+  fprintf(stderr, "GOMP_parallel %u\n", n);
+  real(fn, data, n, flags);
+}
+"""
+
+#: compiles COUNT, then for each thread setting calls it on a small and a large array
+_PROBE = """
+import sys, textwrap, numpy as np
+import irkit.tools
+irkit.tools.register_all()
+from irkit.parser import parse_module
+from irkit.backends.llvm_cpu import compile_module
+jit = compile_module(parse_module(textwrap.dedent(sys.argv[1])), 2)
+for threads in (0, 1, 3):
+    jit.set_threads(threads)
+    for rows in (4, 40000):
+        print(f"case {threads} {rows}", file=sys.stderr, flush=True)
+        jit.count(np.zeros((rows, 8)), 0, 1, 1.0)
+"""
+
+
+@pytest.fixture(scope="module")
+def shim(tmp_path_factory):
+    cc = find_c_compiler()
+    if cc is None:
+        pytest.skip("no C compiler")
+    folder = tmp_path_factory.mktemp("shim")
+    (folder / "shim.c").write_text(_SHIM)
+    out = folder / "shim.so"
+    proc = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(out), str(folder / "shim.c"),
+                           "-ldl"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def _teams(stderr: str) -> dict[tuple[int, int], list[int]]:
+    """(threads setting, rows) -> the team sizes asked for during that call."""
+    teams: dict = {}
+    case = None
+    for line in stderr.splitlines():
+        if line.startswith("case "):
+            case = tuple(int(x) for x in line.split()[1:])
+            teams[case] = []
+        elif line.startswith("GOMP_parallel ") and case is not None:
+            teams[case].append(int(line.split()[1]))
+    return teams
+
+
+@pytest.mark.parametrize("omp_num_threads", ["1", "2"])
+def test_team_sizes_follow_omp_num_threads_and_threads(shim, omp_num_threads):
+    env = {**os.environ, "LD_PRELOAD": str(shim), "OMP_NUM_THREADS": omp_num_threads}
+    proc = subprocess.run([sys.executable, "-c", _PROBE, COUNT], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    teams = _teams(proc.stderr)
+    default = int(omp_num_threads)
+    assert teams[(0, 40000)] == ([default] if default > 1 else [])   # OMP_NUM_THREADS
+    assert teams[(1, 40000)] == []                                   # threads=1: inline
+    assert teams[(3, 40000)] == [3]                                  # threads= overrides
+    for threads in (0, 1, 3):
+        assert teams[(threads, 4)] == []                             # too little work
+
+
+# ----- the C API ------------------------------------------------------------------------------
+
+#: rows of the C program's input: enough work (after fusion and vectorization) for its loops to
+#: take a team of threads rather than run inline
+ROWS = 7000
+
+_C_PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "red.h"
+/* red.so's forward on x = 0.001 * (0, 1, ..., rows * 96 - 1), with irkit_init(argv[1]);
+   prints s, then the result of irkit_set_threads(-1) and its message. */
+int main(int argc, char **argv) {
+  int64_t rows = ROWS;
+  int rc = irkit_init(atoi(argv[1]));
+  if (rc) { printf("init %d %s\n", rc, irkit_last_error()); return 0; }
+  float *x = malloc(sizeof(float) * rows * 96), *s = malloc(sizeof(float) * rows);
+  float *m = malloc(sizeof(float) * rows), *h = malloc(sizeof(float) * rows * 8);
+  for (int64_t i = 0; i < rows * 96; i++) x[i] = 0.001f * (float)i;
+  irkit_memref_f32_2d dx = {x, x, 0, {rows, 96}, {96, 1}};
+  irkit_memref_f32_1d ds = {s, s, 0, {rows}, {1}}, dm = {m, m, 0, {rows}, {1}};
+  irkit_memref_f32_2d dh = {h, h, 0, {rows, 8}, {8, 1}};
+  rc = red_forward_run(&dx, &ds, &dm, &dh);
+  if (rc) { printf("run %d %s\n", rc, irkit_last_error()); return 0; }
+  for (int64_t i = 0; i < rows; i++) printf("%.9g\n", s[i]);
+  printf("set %d %s\n", irkit_set_threads(-1), irkit_last_error());
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def c_program(tmp_path_factory):
+    from irkit.tools.compile import main as irkit_compile
+    cc = find_c_compiler()
+    if cc is None:
+        pytest.skip("no C compiler")
+    folder = tmp_path_factory.mktemp("c_threads")
+    (folder / "red.irk").write_text(textwrap.dedent(REDUCE))
+    assert irkit_compile([str(folder / "red.irk"), "-o", str(folder / "red.so")]) == 0
+    (folder / "main.c").write_text(_C_PROGRAM.replace("ROWS", str(ROWS)))
+    exe = folder / "main"
+    proc = subprocess.run([cc, "-std=c11", "-Wall", "-Werror", f"-I{folder}",
+                           str(folder / "main.c"), str(folder / "red.so"), "-o", str(exe),
+                           f"-Wl,-rpath,{folder}"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return folder, exe
+
+
+def test_c_api_thread_setting(c_program, shim):
+    folder, exe = c_program
+    x = (np.float32(0.001) * np.arange(ROWS * 96, dtype=np.float32)).reshape(ROWS, 96)
+    want = irkit.load(folder / "red.so").forward(x=x)["s"]
+    meta = json.loads((folder / "red.so.json").read_text())
+    assert meta["target"]["cpu"] == llvm_cpu.host_cpu()[0]
+    for threads, teams in (("1", set()), ("2", {2})):
+        proc = subprocess.run([str(exe), threads], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "LD_PRELOAD": str(shim),
+                                   "OMP_NUM_THREADS": "1"})
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        np.testing.assert_allclose(np.array(lines[:-1], dtype=np.float32), want, rtol=1e-6)
+        assert lines[-1].startswith("set 1 irkit_set_threads: threads must be 0")
+        assert set(_teams("case 0 0\n" + proc.stderr)[(0, 0)]) == teams
