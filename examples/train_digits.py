@@ -40,7 +40,9 @@ step calling MPI (`--engine jit`, which it implies in place of `so`; or the inte
 Each minibatch is dealt to the ranks in N equal blocks of rows (the rows of an epoch's
 last minibatch past a multiple of N are skipped, so that every rank's block is as large),
 the gradients are summed over the ranks inside the step, and every rank keeps the same
-parameters; the test set is scored in N blocks and the correct answers summed. Rank 0
+parameters; the test set is scored in N equal blocks (the last one padded with copies of
+the last image, which are not counted; ranks must be given equal blocks) and the correct
+answers summed. Rank 0
 prints and writes the checkpoint. `--data-parallel 1` in one process trains on exactly the
 same minibatches: it prints the accuracy N ranks reach.
 """
@@ -203,10 +205,11 @@ def train(task: Task, data: Split, args) -> float:
             step_times.append(time.perf_counter() - t)
             loss_sum += float(loss) * len(idx) * ranks.size
             progress.draw(f"epoch {epoch:3}/{epochs}", i + 1, steps_per_epoch)
-        rows = ranks.block(np.arange(len(data.y_test)), even=False)
+        rows, real = ranks.padded_block(len(data.y_test))
         test = task.inputs(data.x_test[rows], data.y_test[rows])
         pred = task.scores(model.forward(**test)).argmax(axis=1)
-        accuracy = ranks.sum(int((pred == data.y_test[rows]).sum())) / len(data.y_test)
+        right = (pred == data.y_test[rows])[real]
+        accuracy = ranks.sum(int(right.sum())) / len(data.y_test)
         progress.clear()
         print(f"epoch {epoch:3}/{epochs}  train loss {loss_sum / n:.4f}  "
               f"test accuracy {accuracy:6.2%}  ({time.perf_counter() - t0:5.1f} s)", flush=True)
@@ -249,12 +252,17 @@ class Ranks:
             self.world = MPI.COMM_WORLD
             self.rank, self.size = self.world.Get_rank(), self.world.Get_size()
 
-    def block(self, rows: np.ndarray, even: bool = True) -> np.ndarray:
+    def block(self, rows: np.ndarray) -> np.ndarray:
         """This rank's block of `rows`: equal blocks, the rows past a multiple of the rank
-        count dropped (`even`), else `np.array_split`'s blocks."""
-        if even:
-            rows = rows[:len(rows) - len(rows) % self.size]
+        count dropped."""
+        rows = rows[:len(rows) - len(rows) % self.size]
         return np.array_split(rows, self.size)[self.rank]
+
+    def padded_block(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """This rank's equal block of the row indices 0..n-1 padded to a multiple of the
+        rank count with copies of the last, and which of its rows are not padding."""
+        rows = np.array_split(np.arange(-(-n // self.size) * self.size), self.size)[self.rank]
+        return np.minimum(rows, n - 1), rows < n
 
     def sum(self, x: int) -> int:
         return x if self.world is None else self.world.allreduce(x)

@@ -30,6 +30,13 @@ linked against `libmpi`. The price is an ABI: the code is bound to MPICH's handl
 (MPICH, Intel MPI, MVAPICH; not Open MPI), and only collectives over the whole grid are
 compiled (a group of part of a grid would need communicators made at run time); the
 interpreter runs every collective, on any group.
+
+**Equal blocks.** A split dimension is cut into equal blocks (`local_piece`): the
+partitioned program takes a rank's size of it times the rank count for the global size (a
+mean's count, a gathered buffer's rows), and MPI_Allgather takes as many elements from each
+rank. Ranks given different sizes would compute a wrong answer, so both engines compare
+the sizes of every split input dimension over the ranks before each call (one small
+MPI_Allgather) and raise the same ValueError on every rank when they differ.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ import os
 
 import numpy as np
 
-from irkit.dialects.parallel import Communicator, GridInfo, GridOp
+from irkit.dialects.parallel import Communicator, GridInfo, GridOp, boundary_sharding
 from irkit.ir import Operation
 from irkit.pass_manager import PassManager
 from irkit.passes import pipeline, register_all
@@ -48,6 +55,7 @@ from irkit.runtime.compiled import VERIFY_EACH_PASS, compile_models
 from irkit.runtime.engines import (
     InterpreterEngine, JitEngine, expand_derivatives, has_derivatives, select_model,
 )
+from irkit.symbols import lookup_symbol_in
 
 #: the passes that partition a module after autodiff (`parallel-data` annotates first)
 PARTITION = "parallel-propagate,parallel-partition,parallel-simplify"
@@ -188,6 +196,38 @@ def module_grid(module: Operation) -> GridInfo:
     return grids[0].info()
 
 
+def split_dims(fn: Operation, grid: GridInfo) -> list[tuple[str, int]]:
+    """(input name, dimension) for every dimension of an argument of the partitioned
+    function `fn` that its `parallel.sharding` splits."""
+    attrs = fn.properties.get("arg_attrs")
+    out = []
+    for i, a in enumerate(fn.regions[0].blocks[0].args):
+        d = attrs.value[i].value if attrs is not None else {}
+        name = d["graph.name"].value if "graph.name" in d else f"arg{i}"
+        placements = boundary_sharding(fn, grid, "arg_attrs", i).placements
+        out += [(name, p.dim) for p in dict.fromkeys(placements) if hasattr(p, "dim")]
+    return out
+
+
+def check_equal_blocks(world, dims: list[tuple[str, int]], given: dict, fn_name: str) -> None:
+    """A ValueError, raised on every rank alike, unless all ranks were given the same size
+    of each split dimension `dims` (see the module docstring); an input missing or of
+    too low a rank counts as size -1 (the input check names it afterwards)."""
+    if not dims:
+        return
+    mine = np.array([np.shape(given[n])[d] if n in given and np.ndim(given[n]) > d else -1
+                     for n, d in dims], dtype=np.int64)
+    every = np.empty((world.Get_size(), len(dims)), dtype=np.int64)
+    world.Allgather(mine, every)
+    for j, (name, d) in enumerate(dims):
+        sizes = every[:, j]
+        if (sizes != sizes[0]).any():
+            held = ", ".join(f"rank {r}: {n}" for r, n in enumerate(sizes))
+            raise ValueError(f"{fn_name}: the ranks were given different sizes of dimension "
+                             f"{d} of input {name!r} ({held}); data parallel cuts it into "
+                             f"equal blocks, so give every rank as many rows")
+
+
 # ---------------------------------------------------------------------------------------------
 # Engines
 # ---------------------------------------------------------------------------------------------
@@ -203,7 +243,31 @@ class DataParallelInterpreterEngine(InterpreterEngine):
             else module.clone()
         PassManager.parse(f"builtin.module({data_parallel_passes(ranks)})").run(module)
         super().__init__(module, disable)
-        self._state["parallel.communicator"] = MPICommunicator(module_grid(module), world)
+        grid = module_grid(module)
+        self._state["parallel.communicator"] = MPICommunicator(grid, world)
+        self._world = world
+        self._split = {n: split_dims(fn, grid) for n, fn in self._functions.items()}
+
+    def run(self, fn: str, model_name: str, given: dict, store: dict) -> dict:
+        check_equal_blocks(self._world, self._split[fn], given, f"{model_name}.{fn}")
+        return super().run(fn, model_name, given, store)
+
+
+class DataParallelJitEngine(JitEngine):
+    """The compiled model on one MPI rank (its code calls MPI itself), with the inputs'
+    split dimensions checked to be equal on every rank before each call."""
+
+    def __init__(self, compiled, model: str, ranks: int, threads: int = 0) -> None:
+        super().__init__(compiled, model, threads)
+        self._world = world_for(ranks)
+        graph = compiled.models[model].graph.op        # partitioned, its grid still there
+        grid = module_grid(graph)
+        self._split = {name: split_dims(lookup_symbol_in(graph, name), grid)
+                       for name in self.functions()}
+
+    def run(self, fn: str, model_name: str, given: dict, store: dict) -> dict:
+        check_equal_blocks(self._world, self._split[fn], given, f"{model_name}.{fn}")
+        return super().run(fn, model_name, given, store)
 
 
 def data_parallel_engine(engine: str, text: str, filename: str, model: str | None,
@@ -235,4 +299,4 @@ def data_parallel_engine(engine: str, text: str, filename: str, model: str | Non
                                        "data_parallel": ranks}, cache=cache)
     SOURCES.add(filename, text)
     name = select_model(compiled.models, filename, model)
-    return name, JitEngine(compiled, name, threads)
+    return name, DataParallelJitEngine(compiled, name, ranks, threads)

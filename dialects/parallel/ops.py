@@ -345,10 +345,43 @@ class AxisIndexOp(GroupOp):
 
 
 class _CollectiveOp(GroupOp):
+    """One tensor in, one out. Its shape function (`infer`, on `props()`: the integer
+    properties and the group size `k`) gives the result's sizes from the operand's, so
+    that the runtime's concrete shapes (`irkit.runtime.shapes`) see through collectives
+    and size a partitioned function's outputs from its inputs; `resizes` says which
+    dimensions a subclass multiplies (True) or divides (False) by `k`."""
+
     __slots__ = ()
     operand = Operand(AnyTensor)
     result = Result(AnyTensor)
     traits = (Pure(),)
+
+    @staticmethod
+    def resizes(props: dict) -> tuple:
+        """(dim, grow) pairs; none: the result has the operand's sizes."""
+        return ()
+
+    def props(self) -> dict:
+        out = {n: a.value for n, a in self.properties.items() if isinstance(a, IntegerAttr)}
+        out["k"] = self.group_size()
+        return out
+
+    @classmethod
+    def infer(cls, args, props):
+        """The result's spec: a concrete size resized by `k` (a ShapeError where a divided
+        one does not divide), a symbolic one unknown (a rank's share has no name)."""
+        from irkit.dialects.graph.base import ShapeError, TensorSpec
+        x, k = args[0], props["k"]
+        shape = list(x.shape)
+        for d, grow in cls.resizes(props):
+            n = shape[d]
+            if not isinstance(n, (int, np.integer)):
+                shape[d] = None
+            elif not grow and n % k:
+                raise ShapeError(f"size {n} of dimension {d} does not split into {k} blocks")
+            else:
+                shape[d] = int(n) * k if grow else int(n) // k
+        return [TensorSpec(tuple(shape), x.dtype)]
 
 
 @parallel.op
@@ -375,6 +408,10 @@ class AllGatherOp(_CollectiveOp):
     name = "parallel.all_gather"
     dim = Prop(_I64)
 
+    @staticmethod
+    def resizes(props: dict) -> tuple:
+        return ((props["dim"], True),)
+
     def check_types(self, k):
         t = self.operand.type
         self._expect(self._resized(t, self._dim("dim", t), k, True, "operand"))
@@ -394,6 +431,10 @@ class ReduceScatterOp(_CollectiveOp):
 
     name = "parallel.reduce_scatter"
     dim = Prop(_I64)
+
+    @staticmethod
+    def resizes(props: dict) -> tuple:
+        return ((props["dim"], False),)
 
     def check_types(self, k):
         t = self.operand.type
@@ -417,6 +458,10 @@ class AllToAllOp(_CollectiveOp):
     name = "parallel.all_to_all"
     split_dim = Prop(_I64)
     concat_dim = Prop(_I64)
+
+    @staticmethod
+    def resizes(props: dict) -> tuple:
+        return ((props["split_dim"], False), (props["concat_dim"], True))
 
     def check_types(self, k):
         t = self.operand.type
@@ -443,6 +488,10 @@ class AllSliceOp(_CollectiveOp):
 
     name = "parallel.all_slice"
     dim = Prop(_I64)
+
+    @staticmethod
+    def resizes(props: dict) -> tuple:
+        return ((props["dim"], False),)
 
     def check_types(self, k):
         t = self.operand.type

@@ -41,6 +41,7 @@ from irkit.types import I64, FunctionType
 from irkit.frontend.dsl import syntax as ast
 from irkit.frontend.dsl.builtins import BUILTINS, DTYPES, INIT_POSITIONAL, REQUIRED
 from irkit.frontend.dsl.exprs import ExprLowering
+from irkit.frontend.dsl.placements import mark_stage, model_grid, sharding, stage_index
 from irkit.frontend.dsl.values import Binding, Errors, Lit, Scope, Val, bind_args, static_number
 
 
@@ -57,6 +58,7 @@ class Lowering(ExprLowering):
         self.call_stack: list = []          # [(fn name, location of the call)]
         self.sym_sources: dict = {}         # dim symbol -> (input Val, axis)
         self.later: dict = {}               # model-level name -> first definition pos
+        self.grid = None                    # the model's parallel.grid op, if declared
 
     # ----- locations and emission ----------------------------------------------------------
 
@@ -118,6 +120,11 @@ class Lowering(ExprLowering):
         func = FuncOp.create("forward", [s.to_type() for s in specs], [],
                              location=self.errs.loc(m.pos))
         mod.block.append(func)
+        self.grid = model_grid(m.body, self.errs)
+        if self.grid is not None:
+            mod.block.insert_before(func, self.grid)
+        placed: dict = {}                   # param name -> its #parallel.sharding
+        stage = None
         self.builder = Builder.at_end(func.entry)
         self.sym_sources = {}
         self.later = {}
@@ -133,6 +140,14 @@ class Lowering(ExprLowering):
                 arg_attrs.append(self.input(s, Val(func.args[i], specs[i]), scope))
             elif isinstance(s, ast.Param):
                 self.param(s, mod, func, scope)
+                if s.placement is not None:
+                    placed[s.name] = sharding(s.placement, self.grid, self.param_spec(s),
+                                              f"param '{s.name}'", self.errs).to_attr()
+            elif isinstance(s, ast.GridDecl):
+                continue
+            elif isinstance(s, ast.Stage):
+                stage = stage_index(s, stage, self.errs)
+                self.stage(s, stage, scope)
             elif isinstance(s, ast.Output):
                 for name, pos in s.names:
                     if any(name == o for o, _ in outputs):
@@ -168,6 +183,8 @@ class Lowering(ExprLowering):
             [s.to_type() for s in specs], [v.value.type for v in values]))
         if arg_attrs:
             func.properties["arg_attrs"] = ArrayAttr(arg_attrs)
+        if placed:
+            mod.attributes["parallel.variables"] = DictionaryAttr(placed)
         func.properties["res_attrs"] = ArrayAttr([DictionaryAttr({"graph.name": StringAttr(n)})
                                                   for n, _ in outputs])
         if train is not None:
@@ -183,7 +200,21 @@ class Lowering(ExprLowering):
                 self.sym_sources.setdefault(d, (arg, axis))
         dims = [StringAttr(d) if isinstance(d, str) else IntegerAttr(d, I64)
                 for d in arg.spec.shape]
-        return DictionaryAttr({"graph.name": StringAttr(s.name), "graph.dims": ArrayAttr(dims)})
+        attrs = {"graph.name": StringAttr(s.name), "graph.dims": ArrayAttr(dims)}
+        if s.placement is not None:
+            attrs["parallel.sharding"] = sharding(s.placement, self.grid, arg.spec,
+                                                  f"input '{s.name}'", self.errs).to_attr()
+        return DictionaryAttr(attrs)
+
+    def stage(self, s: ast.Stage, index: int, scope: Scope) -> None:
+        """The statements of `stage N { ... }`, their ops marked with the stage."""
+        first = len(self.emitted)
+        for inner in s.body:
+            if not isinstance(inner, (ast.Assign, ast.Const)):
+                raise self.errs.error(inner.pos, f"'{_keyword(inner)}' is not allowed in a "
+                                                 "stage; a stage holds assignments")
+            self.statement(inner, scope, "model")
+        mark_stage(self.emitted[first:], index)
 
     def input_spec(self, s: ast.Input) -> TensorSpec:
         dtype = self.dtype(s.type)
@@ -200,6 +231,10 @@ class Lowering(ExprLowering):
         if t.dtype not in DTYPES:
             raise self.errs.unknown(t.pos, "element type", t.dtype, list(DTYPES), listing=True)
         return DTYPES[t.dtype]
+
+    def param_spec(self, s: ast.Param) -> TensorSpec:
+        """The declared type of a param (checked by `param`)."""
+        return TensorSpec(tuple(d for d, _ in s.type.dims), self.dtype(s.type))
 
     def param(self, s: ast.Param, mod, func, scope: Scope) -> None:
         dtype = self.dtype(s.type)
@@ -457,13 +492,16 @@ def _defined_names(s) -> list:
         return [(s.name, s.pos)]
     if isinstance(s, ast.Assign):
         return list(s.names)
+    if isinstance(s, ast.Stage):
+        return [n for inner in s.body for n in _defined_names(inner)]
     return []
 
 
 def _keyword(s) -> str:
     return {ast.Input: "input", ast.Param: "param", ast.Output: "output", ast.Grad: "grad",
             ast.Train: "train", ast.Return: "return", ast.Assign: "assignment",
-            ast.Const: "const"}.get(type(s), "statement")
+            ast.Const: "const", ast.GridDecl: "grid", ast.Stage: "stage"}.get(type(s),
+                                                                            "statement")
 
 
 def _n(k: int) -> str:

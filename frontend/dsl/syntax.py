@@ -118,9 +118,39 @@ class TypeExpr(Node):
 
 
 @dataclass
+class GridDecl(Node):
+    """`grid g[data=2, model=2]`: a grid of ranks with named axes."""
+    name: str
+    axes: list        # [(axis name, name pos, size, size pos)]
+
+
+@dataclass
+class Place(Node):
+    """One grid axis's placement: `split(1)`, `replicate`, `partial(sum)`."""
+    kind: str
+    arg: int | float | str | None
+    arg_pos: Pos | None
+
+
+@dataclass
+class Placement(Node):
+    """`@ g(split(0), replicate)` or `@ g(model=split(1))` after an input or param."""
+    grid: str
+    places: list      # [(axis name or None, axis pos, Place)], in the written order
+
+
+@dataclass
+class Stage(Node):
+    """`stage 1 { ... }`: the statements of one pipeline stage."""
+    index: int | float
+    body: list
+
+
+@dataclass
 class Input(Node):
     name: str
     type: TypeExpr
+    placement: Placement | None = None
 
 
 @dataclass
@@ -128,6 +158,7 @@ class Param(Node):
     name: str
     type: TypeExpr
     init: Call        # `zeros` is Call("zeros", [], [])
+    placement: Placement | None = None
 
 
 @dataclass
@@ -242,7 +273,7 @@ def parse_program(text: str, filename: str) -> Program:
         tree = _parser().parse(text)
     except UnexpectedInput as e:
         raise _syntax_error(e, text, filename) from None
-    return _Builder().program(tree)
+    return _Builder(filename).program(tree)
 
 
 def _tpos(tok) -> Pos:
@@ -257,6 +288,9 @@ def _is_tok(x, kind: str) -> bool:
 class _Builder:
     """Lark tree -> AST, one method per rule (a recursive walk, so every node is built
     exactly once and positions come from the tokens themselves)."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
 
     def program(self, tree) -> Program:
         return Program([self.item(c) for c in tree.children])
@@ -282,12 +316,18 @@ class _Builder:
         c = t.children
         kind = t.data
         if kind == "input_decl":
-            return Input(_tpos(c[1]), str(c[1]), self.type(c[2]))
+            return Input(_tpos(c[1]), str(c[1]), self.type(c[2]), self.placement(c[3]))
         if kind == "param_decl":
             init_name = c[3]
             args, kwargs = self.arguments(c[5]) if len(c) > 5 else ([], [])
             init = Call(_tpos(init_name), str(init_name), args, kwargs)
-            return Param(_tpos(c[1]), str(c[1]), self.type(c[2]), init)
+            return Param(_tpos(c[1]), str(c[1]), self.type(c[2]), init, self.placement(c[6]))
+        if kind == "grid_decl":
+            axes = [(str(a.children[0]), _tpos(a.children[0]), _number(str(a.children[1])),
+                     _tpos(a.children[1])) for a in c[3:] if getattr(a, "data", None)]
+            return GridDecl(_tpos(c[1]), str(c[1]), axes)
+        if kind == "stage_block":
+            return Stage(_tpos(c[0]), _number(str(c[1])), self.body(c[3:]))
         if kind == "const_decl":
             return Const(_tpos(c[1]), str(c[1]), self.expr(c[2]))
         if kind == "assign":
@@ -308,6 +348,33 @@ class _Builder:
         if kind == "return_stmt":
             return Return(_tpos(c[0]), [self.expr(e) for e in c[1:]])
         raise AssertionError(f"unknown statement rule {kind}")
+
+    def placement(self, t) -> Placement | None:
+        """The optional `@ grid(...)` of an input or param (None when absent)."""
+        if t is None:
+            return None
+        at, grid = t.children[0], t.children[1]
+        if at != "@":
+            raise DSLSyntaxError(f"unexpected '{at}'; expected '@' before a placement",
+                                 FileLineColLoc(self.filename, *_tpos(at)))
+        places = []
+        for a in t.children[3:]:
+            if a is None or _is_tok(a, "RPAR"):
+                continue
+            if a.data == "axis_place":
+                places.append((str(a.children[0]), _tpos(a.children[0]),
+                               self.place(a.children[1])))
+            else:
+                place = self.place(a)
+                places.append((None, place.pos, place))
+        return Placement(_tpos(grid), str(grid), places)
+
+    def place(self, t) -> Place:
+        name, arg = t.children[0], next((x for x in t.children[2:] if x is not None
+                                         and not _is_tok(x, "RPAR")), None)
+        value = None if arg is None else _number(str(arg)) if _is_tok(arg, "NUMBER") \
+            else str(arg)
+        return Place(_tpos(name), str(name), value, None if arg is None else _tpos(arg))
 
     def type(self, t) -> TypeExpr:
         c = t.children
@@ -396,13 +463,13 @@ _WORDS = {
     "AND": "'and'", "NOT": "'not'", "COLON": "':'", "LPAR": "'('", "RPAR": "')'",
     "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "COMMA": "','",
     "EQUAL": "'='", "SEMICOLON": "';'", "MODEL": "'model'", "FN": "'fn'", "ELSE": "'else'",
-    "WRT": "'wrt'", "WITH": "'with'",
+    "WRT": "'wrt'", "WITH": "'with'", "GRID": "'grid'", "STAGE": "'stage'",
 }
 #: when all of these are expected, an expression may start here: say "an expression"
 _EXPR_START = {"NAME", "NUMBER", "LPAR"}
 _EXPR_TOKENS = {"NAME", "NUMBER", "LPAR", "LSQB", "ADDOP", "NOT", "IF"}
 #: statement keywords: when several are expected (with a name), say "a statement"
-_STMT_START = {"INPUT", "PARAM", "CONST", "OUTPUT", "GRAD", "TRAIN", "RETURN"}
+_STMT_START = {"INPUT", "PARAM", "CONST", "OUTPUT", "GRAD", "TRAIN", "RETURN", "GRID", "STAGE"}
 #: binary operators: when several are expected, say "an operator"
 _OPERATORS = {"COMP", "ADDOP", "MULOP", "POW", "AND", "OR"}
 #: the keywords by terminal, to name the one a misspelled word most likely is

@@ -75,11 +75,30 @@ SCRIPT = textwrap.dedent("""
 """).format(steps=STEPS)
 
 
+def _on_two_ranks(tmp_path: Path, script: str, model: str, engine: str) -> str:
+    """Run `script` on 2 MPI ranks with the arguments (model file, model, engine, tmp_path),
+    the compiled loops on 2 threads each; returns its output, asserting it succeeded."""
+    path = tmp_path / "script.py"
+    path.write_text(script)
+    mpiexec = str(MPIEXEC) if MPIEXEC.exists() else "mpiexec"
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    proc = subprocess.run([mpiexec, "-n", "2", sys.executable, str(path),
+                           str(ROOT / "examples" / f"{model}.irk"), model, engine,
+                           str(tmp_path)], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
 def _batches(model: str, seed: int = 0) -> list[dict]:
+    """STEPS training batches, then one for `forward`."""
     rng = np.random.default_rng(seed)
     out = []
-    for _ in range(STEPS):
-        if model == "mlp":
+    for _ in range(STEPS + 1):
+        if model == "logreg":
+            out.append({"x": rng.uniform(size=(BATCH, 784)).astype(np.float32),
+                        "y": np.eye(10, dtype=np.float32)[rng.integers(0, 10, BATCH)]})
+        elif model == "mlp":
             out.append({"x": rng.normal(size=(BATCH, 64)).astype(np.float32),
                         "labels": rng.integers(0, 10, BATCH).astype(np.int32)})
         else:
@@ -89,24 +108,20 @@ def _batches(model: str, seed: int = 0) -> list[dict]:
 
 
 @needs_mpi
-@pytest.mark.parametrize("model,engine", [("mlp", "jit"), ("cnn", "jit"),
-                                          ("mlp", "interpreter")])
+@pytest.mark.parametrize("model,engine", [("mlp", "jit"), ("cnn", "jit"), ("logreg", "jit"),
+                                          ("mlp", "interpreter"), ("logreg", "interpreter")])
 def test_data_parallel_on_two_ranks_equals_whole_batch(tmp_path, model, engine):
     """Losses and every variable (parameters and optimizer state) after 3 steps on 2 ranks
-    equal the single-process interpreter's on the whole batches (1e-5), and both ranks hold
-    the very same variables."""
-    batches = _batches(model)
+    equal the single-process interpreter's on the whole batches (1e-5), both ranks hold the
+    very same variables, and `forward` then gives the interpreter's outputs: a batch-sized
+    one as the ranks' rows, any other whole on each rank. The compiled loops run on 2
+    threads, as in the example (logreg's step read a freed buffer, which one thread happened
+    to leave intact)."""
+    *batches, test = _batches(model)
     np.savez(tmp_path / "batches.npz",
-             **{f"{s}_{k}": v for s, b in enumerate(batches) for k, v in b.items()})
-    script = tmp_path / "train.py"
-    script.write_text(SCRIPT)
-    mpiexec = str(MPIEXEC) if MPIEXEC.exists() else "mpiexec"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.run([mpiexec, "-n", "2", sys.executable, str(script),
-                           str(ROOT / "examples" / f"{model}.irk"), model, engine,
-                           str(tmp_path)], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT, env=env)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+             **{f"{s}_{k}": v for s, b in enumerate(batches) for k, v in b.items()},
+             **{f"test_{k}": v for k, v in test.items()})
+    _on_two_ranks(tmp_path, SCRIPT, model, engine)
     ranks = [np.load(tmp_path / f"rank{r}.npz") for r in range(2)]
 
     ref = load_model(ROOT / "examples" / f"{model}.irk", model=model)
@@ -118,6 +133,47 @@ def test_data_parallel_on_two_ranks_equals_whole_batch(tmp_path, model, engine):
         np.testing.assert_array_equal(ranks[1][f"var_{name}"], ranks[0][f"var_{name}"],
                                       err_msg=name)
     np.testing.assert_array_equal(ranks[1]["losses"], ranks[0]["losses"])
+    for name, want in ref.forward(**test).items():
+        got = [ranks[r][f"out_{name}"] for r in range(2)]
+        if got[0].shape != want.shape:          # split: each rank holds its rows
+            got = [np.concatenate(got)]
+        for g in got:
+            np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+#: each rank calls `forward` and `train_step` with 3 and 2 rows, and prints the errors
+UNEQUAL = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from mpi4py import MPI
+    from irkit.runtime.model import load_model
+    path, model, engine, out = sys.argv[1:5]
+    r = MPI.COMM_WORLD.Get_rank()
+    m = load_model(path, model=model, engine=engine, data_parallel=2, cache=False)
+    rows = 3 - r
+    x = np.ones((rows, 784), np.float32)
+    y = np.eye(10, dtype=np.float32)[np.arange(rows)]
+    for fn in (m.forward, m.train_step):
+        try:
+            fn(x=x, y=y)
+            print(f"rank {r}: no error")
+        except ValueError as e:
+            print(f"rank {r}: {e}")
+""")
+
+
+@needs_mpi
+@pytest.mark.parametrize("engine", ["jit", "interpreter"])
+def test_unequal_blocks_are_an_error_on_every_rank(tmp_path, engine):
+    """Ranks given different batch sizes would compute a wrong answer (the program takes
+    a rank's size times the rank count for the global one): every rank raises the same
+    ValueError instead, before the call, so none waits at a collective."""
+    out = _on_two_ranks(tmp_path, UNEQUAL, "logreg", engine)
+    for fn in ("forward", "train_step"):
+        for r in range(2):
+            assert f"rank {r}: logreg.{fn}: the ranks were given different sizes of " \
+                   f"dimension 0 of input 'x' (rank 0: 3, rank 1: 2)" in out, out
+    assert "no error" not in out
 
 
 def test_data_parallel_needs_as_many_ranks():
