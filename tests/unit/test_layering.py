@@ -97,3 +97,18 @@ def test_every_mapped_folder_is_a_layer_of_the_contract():
                   if c["id"] == "layers")["layers"]
     placed = {m.strip() for layer in layers for m in layer.replace("|", ":").split(":")}
     assert mapped <= placed, mapped - placed
+
+
+def test_every_package_folder_is_installed():
+    """Every folder holding an `__init__.py` under a mapped folder is in pyproject.toml's
+    `packages` list: an editable install finds a package that is missing there, a wheel does
+    not (the fusion dialect was once missing)."""
+    config = tomllib.loads(PYPROJECT.read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    found = set()
+    for name, folder in config["package-dir"].items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(ROOT / folder).parts
+            if "__pycache__" not in parts:
+                found.add(".".join((name, *parts)))
+    assert found <= listed, f"packages missing from pyproject.toml: {sorted(found - listed)}"
