@@ -12,7 +12,8 @@ A new level of the ladder is one row: say a `linalg` stage between `autodiff` an
     Stage("linalg", "lower-graph-to-linalg,canonicalize,cse", "structured kernels ..."),
 
 and `--emit=linalg`, the JIT and the library compiler all go through it; the row below it
-then starts from its output.
+then starts from its output. Any pass of the table can be left out by name
+(`passes_between(..., disable=[...])`: `irkit-compile --disable=`, `load_model(disable=)`).
 """
 
 from __future__ import annotations
@@ -45,9 +46,8 @@ STAGES: tuple[Stage, ...] = (
           "be raised afterwards); algebraic rewrites (log(softmax) -> log_softmax before "
           "autodiff, so that its backward is the stable one); matmuls sharing their left "
           "operand merged into one (QKV: before autodiff, so the backward is merged too); "
-          "then every derivative request "
-          "replaced by the graph ops it stands for; conv + inference batchnorm folded; "
-          "simplified"),
+          "then every derivative request replaced by the graph ops it stands for; conv + "
+          "inference batchnorm folded; simplified"),
     Stage("linalg", "lower-graph-to-linalg{full=true},canonicalize,cse,"
           "linalg-fuse-elementwise-ops,canonicalize,cse,linalg-fuse",
           "structured kernels on tensors (MLIR's linalg, tensor, arith, math): one "
@@ -56,18 +56,16 @@ STAGES: tuple[Stage, ...] = (
           "elementwise chains merged into one generic, then matmul epilogues, row "
           "reductions and what else shares outer parallel loops in `fusion.group`s"),
     Stage("loop", "bufferize{output-sizes=true},linalg-matmul-blis,lower-linalg-to-loop,"
-          "canonicalize,cse,"
-          "loop-vectorize,math-polynomial-approximation,canonicalize,cse",
+          "canonicalize,cse,loop-vectorize,math-polynomial-approximation,canonicalize,cse",
           "every graph function a function over memrefs (the calling convention of "
           "docs/lowering.md) with its `<name>_output_sizes` sibling, the variables a "
-          "`graph.variables` module attribute; each temporary its own `memory.alloc`, each "
-          "large matmul a BLIS schedule (packed panels, a register-blocked FMA "
-          "micro-kernel), every other structured op its loop nest, each `fusion.group` "
-          "one nest over its outer dims with its intermediates in registers or per-point "
-          "buffers; innermost loops "
-          "vectorized to the target's width (vector loads and stores, per-lane partial "
-          "sums, scalar remainders); f32 exp, log, tanh, ... as polynomials in arith "
-          "(vectorizable, within 2 ulp of numpy)"),
+          "`graph.variables` module attribute; each temporary its own `memory.alloc`; each "
+          "large matmul or convolution a BLIS schedule (packed panels, a register-blocked "
+          "FMA micro-kernel, its epilogue at the store), every other structured op its loop "
+          "nest, each `fusion.group` one nest over its outer dims with its intermediates in "
+          "registers or per-point buffers; innermost loops vectorized to the target's width "
+          "(vector loads and stores, per-lane partial sums, scalar remainders); f32 exp, "
+          "log, tanh, ... as polynomials in arith (vectorizable, within 2 ulp of numpy)"),
     Stage("memory", "plan-memory,canonicalize,cse",
           "each function's temporaries views of one planned arena "
           "(docs/memory_planning.md): what the backend compiles"),

@@ -353,3 +353,33 @@ def test_verify_each_numeric_names_a_miscompiling_pass(tmp_path, monkeypatch, ca
     assert "m.irk:1:7: error: pass 'test-miscompile' changed the numeric results" in err
     assert "memref argument #1 after the call" in err
     assert "test-miscompile" in (tmp_path / "repro.mlir").read_text()
+
+
+def test_disable_leaves_every_occurrence_of_a_pass_out():
+    """`disable` drops a pass wherever the table runs it (options or not), keeps the rest in
+    order, and refuses a name the table does not run (a typo is not silently ignored)."""
+    from irkit.passes import pipeline as table
+    full = table.passes_between(None, "memory").split(",")
+    without = table.passes_between(None, "memory",
+                                   disable=["canonicalize", "bufferize"]).split(",")
+    assert "canonicalize" in full and any(p.startswith("bufferize{") for p in full)
+    assert without == [p for p in full
+                       if p != "canonicalize" and not p.startswith("bufferize")]
+    with pytest.raises(ValueError, match="cannot disable 'linalg-fus'.*linalg-fuse"):
+        table.passes_between(None, "loop", disable=["linalg-fus"])
+    assert table._entries("a,b{x=1,y=2},c(d,e)") == ["a", "b{x=1,y=2}", "c(d,e)"]
+
+
+def test_disable_reaches_the_engines():
+    """`load_model(disable=...)` compiles without the passes and computes the same; an
+    unknown name is an error before anything compiles."""
+    x = np.random.default_rng(0).normal(size=(5, 64)).astype(np.float32)
+    labels = np.arange(5, dtype=np.int32)
+    fused = irkit.load_model(ROOT / "examples" / "mlp.irk", engine="jit", cache=False)
+    plain = irkit.load_model(ROOT / "examples" / "mlp.irk", engine="jit", cache=False,
+                             disable=["linalg-fuse", "linalg-fuse-elementwise-ops"])
+    got, want = fused.forward(x=x, labels=labels), plain.forward(x=x, labels=labels)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    with pytest.raises(ValueError, match="cannot disable"):
+        irkit.load_model(ROOT / "examples" / "mlp.irk", disable=["no-such-pass"])
