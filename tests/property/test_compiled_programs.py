@@ -26,8 +26,7 @@ from irkit.passes import pipeline
 from irkit.symbols import lookup_symbol_in
 
 from test_lower_graph_programs import (  # noqa: E402  (tests/property on sys.path)
-    graph_programs, maybe_conditional)
-from test_dsl_numpy import _concrete, programs as dsl_programs  # noqa: E402
+    dsl_case, graph_programs)
 from output_buffers import garbage_like
 
 
@@ -72,9 +71,5 @@ def test_compiled_graph_programs_match_the_interpreter(case):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_compiled_dsl_programs_match_the_interpreter(data):
-    from irkit.frontend.dsl import compile_source, model_modules
-    source, _, inputs, n, seed = data.draw(dsl_programs())
-    module = model_modules(compile_source(maybe_conditional(source, data), "rand.irk"))["rand"]
-    rng = np.random.default_rng(seed)
-    args = [rng.normal(size=_concrete(s, n)).astype(np.float32) for _, s in inputs]
+    module, args = dsl_case(data)
     compile_and_compare(module, "forward", args)     # slices included: they are lowered

@@ -28,8 +28,7 @@ from irkit.passes.linalg_fuse_elementwise import LinalgFuseElementwiseOps
 from irkit.symbols import lookup_symbol_in
 
 from test_lower_graph_programs import (  # noqa: E402  (tests/property on sys.path)
-    graph_programs, maybe_conditional)
-from test_dsl_numpy import _concrete, programs as dsl_programs  # noqa: E402
+    dsl_case, graph_programs)
 from output_buffers import garbage_like
 
 #: graph to linalg without the fusion passes the `linalg` row runs after the lowering
@@ -87,14 +86,6 @@ def _compiled_equals_interpreted(module, fn: str, args) -> None:
             np.testing.assert_array_equal(g, w, err_msg=what)
 
 
-def _dsl_case(data):
-    from irkit.frontend.dsl import compile_source, model_modules
-    source, _, inputs, n, seed = data.draw(dsl_programs())
-    module = model_modules(compile_source(maybe_conditional(source, data), "rand.irk"))["rand"]
-    rng = np.random.default_rng(seed)
-    return module, [rng.normal(size=_concrete(s, n)).astype(np.float32) for _, s in inputs]
-
-
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graph_programs())
 def test_fused_graph_programs_interpret_as_before(case):
@@ -105,7 +96,7 @@ def test_fused_graph_programs_interpret_as_before(case):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fused_dsl_programs_interpret_as_before(data):
-    module, args = _dsl_case(data)
+    module, args = dsl_case(data)
     _fused_equals_unfused(module, "forward", args)
 
 
@@ -119,7 +110,7 @@ def test_fused_graph_programs_compile_to_the_interpreters_results(case):
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fused_dsl_programs_compile_to_the_interpreters_results(data):
-    module, args = _dsl_case(data)
+    module, args = dsl_case(data)
     _compiled_equals_interpreted(module, "forward", args)
 
 

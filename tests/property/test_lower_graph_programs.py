@@ -284,6 +284,16 @@ def test_lowered_dsl_programs_match_the_interpreter(data):
     _run_both(module, "forward", args)
 
 
+def dsl_case(data):
+    """(module, args): a random DSL model (`test_dsl_numpy.programs`), maybe with a
+    conditional output (`maybe_conditional`), compiled to graph IR, and float32 inputs for it."""
+    from irkit.frontend.dsl import compile_source, model_modules
+    source, _, inputs, n, seed = data.draw(dsl_programs())
+    module = model_modules(compile_source(maybe_conditional(source, data), "rand.irk"))["rand"]
+    rng = np.random.default_rng(seed)
+    return module, [rng.normal(size=_concrete(s, n)).astype(np.float32) for _, s in inputs]
+
+
 def maybe_conditional(source: str, data) -> str:
     """A random DSL model (`test_dsl_numpy.programs`), half the time with its output made a
     conditional: `if sum(in0) < 0 { out } else { -(out) }` (switch/merge in the graph)."""
