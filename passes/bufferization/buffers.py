@@ -44,11 +44,10 @@ hoisted comparison) lands before the loop that uses it, where it dominates.
 
 from __future__ import annotations
 
-import struct
 from typing import Callable
 
 from irkit.attributes import (
-    ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, StringAttr, TypeAttr, UnitAttr,
+    ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, TypeAttr, UnitAttr,
 )
 from irkit.builder import Builder
 from irkit.diagnostics import IRError
@@ -58,11 +57,11 @@ from irkit.types import (
     FloatType, FunctionType, I64, INDEX, IntegerType, MemRefType,
     RankedTensorType, Type, UnrankedTensorType,
 )
-from irkit.dialects.arith import materialize_constant
 from irkit.dialects.func import ReturnOp
 from irkit.dialects.graph.scalar import ArithScalars
 from irkit.dialects.loop import ForOp, IfOp, ParallelOp, YieldOp
 from irkit.dialects.memory import STATUS_TYPE, AllocOp, CheckOp, CopyOp, DeallocOp, DimOp
+from irkit.passes.constant_pool import ConstantPool
 
 
 class BufferizeError(IRError):
@@ -117,6 +116,7 @@ class FunctionBuffers:
         self.new_type = FunctionType(inputs + outs + var_types,
                                      [t for t in old_type.results if not is_tensor(t)])
         self.entry = Block(self.new_type.inputs)
+        self._constants = ConstantPool(self.entry, func.location)
         n_in, n_out = len(inputs), len(outs)
         self.outs = list(self.entry.args[n_in:n_in + n_out])
         #: variable symbol name -> its buffer argument
@@ -134,8 +134,6 @@ class FunctionBuffers:
         self.output_sizes: dict[Value, list[Value]] = {}
         #: every op of the old body, nested ones included, numbered in program order
         self.position: dict[Operation, int] = {}
-        self._consts: dict = {}
-        self._last_const: Operation | None = None
         self._dims: dict = {}
         #: the status argument, added by the first check; the number of checks so far
         self.status: Value | None = None
@@ -412,24 +410,7 @@ class FunctionBuffers:
     def constant(self, value, t: Type) -> Value:
         """A scalar constant, made once per function at the top of the entry block (so it
         dominates every use, in loops too)."""
-        if isinstance(t, FloatType):
-            attr = FloatAttr(float(value), t)
-            key = (t, "f", struct.pack("<d", float(value)))     # -0.0 and NaN are keys too
-        else:
-            attr = IntegerAttr(int(value), t)
-            key = (t, "i", int(value))
-        v = self._consts.get(key)
-        if v is None:
-            op = materialize_constant(attr, t)
-            op.location = self.func.location
-            if self._last_const is None:
-                self.entry.insert_before(self.entry.first, op)
-            else:
-                self.entry.insert_after(self._last_const, op)
-            self._last_const = op
-            v = op.results[0]
-            self._consts[key] = v
-        return v
+        return self._constants.get(value, t)
 
     def index(self, n: int) -> Value:
         return self.constant(n, INDEX)

@@ -84,18 +84,18 @@ Errors are `ConversionError`s located at the op.
 
 from __future__ import annotations
 
-import struct
 from typing import Callable, Sequence
 
 from irkit.affine import AffineConst, AffineDim, AffineMap
-from irkit.attributes import DenseElementsAttr, FloatAttr, IntegerAttr, StringAttr
+from irkit.attributes import DenseElementsAttr, IntegerAttr, StringAttr
 from irkit.builder import Builder
 from irkit.diagnostics import IRError
 from irkit.ir import Block, BlockArgument, Operation, Value
 from irkit.types import (
     F64, I1, I64, INDEX, FloatType, RankedTensorType, Type, UnrankedTensorType,
 )
-from irkit.dialects.arith import ConstantOp, materialize_constant
+from irkit.dialects.arith import ConstantOp
+from irkit.passes.constant_pool import ConstantPool
 from irkit.dialects.graph.check import CheckOp
 from irkit.dialects.graph.scalar import ArithScalars, Scalars
 from irkit.dialects.linalg import PARALLEL, IndexOp, make_fill, make_generic
@@ -194,8 +194,7 @@ class FunctionConversion:
         self._units: dict[Value, Value] = {}
         #: a model symbol of the arguments' `graph.dims` -> the one size Value it stands for
         self._by_symbol: dict[str, Value] = {}
-        self._consts: dict = {}
-        self._last_const: Operation | None = None
+        self._constants = ConstantPool(self.entry, func.location)
 
     # ----- the driver ------------------------------------------------------------------------
 
@@ -239,24 +238,7 @@ class FunctionConversion:
 
     def constant(self, value, t: Type) -> Value:
         """A scalar `arith.constant`, made once per function at the top of the entry block."""
-        if isinstance(t, FloatType):
-            attr = FloatAttr(float(value), t)
-            key = (t, "f", struct.pack("<d", float(value)))     # -0.0 and NaN are keys too
-        else:
-            attr = IntegerAttr(int(value), t)
-            key = (t, "i", int(value))
-        v = self._consts.get(key)
-        if v is None:
-            op = materialize_constant(attr, t)
-            op.location = self.func.location
-            if self._last_const is None:
-                self.entry.insert_before(self.entry.first, op)
-            else:
-                self.entry.insert_after(self._last_const, op)
-            self._last_const = op
-            v = op.results[0]
-            self._consts[key] = v
-        return v
+        return self._constants.get(value, t)
 
     def index(self, n: int) -> Value:
         return self.constant(n, INDEX)
@@ -333,8 +315,8 @@ class FunctionConversion:
         the entry block's top), located at the function or the defining op."""
         if isinstance(v, BlockArgument):
             block = v.owner
-            if block is self.entry and self._last_const is not None:
-                b = Builder.after(self._last_const)
+            if block is self.entry and self._constants.last is not None:
+                b = Builder.after(self._constants.last)
             else:
                 b = Builder.at_start(block)
             b.location = self.func.location
