@@ -84,7 +84,7 @@ from irkit.pass_manager import Pass, register_pass
 from irkit.rewrite import is_pure
 from irkit.types import I64, INDEX, MemRefType
 from irkit.dialects import arith
-from irkit.dialects.arith import CMPI_PREDICATES, materialize_constant
+from irkit.dialects.arith import CMPI_PREDICATES
 from irkit.dialects.linalg import PARALLEL, GenericOp, IndexOp, StructuredOp, linalg
 from irkit.dialects.linalg import YieldOp as LinalgYieldOp
 from irkit.dialects.linalg.structured import dims_of
@@ -92,6 +92,7 @@ from irkit.dialects.fusion import GroupOp
 from irkit.dialects.loop import ForOp, ParallelOp, YieldOp
 from irkit.dialects.memory import AllocOp, CopyOp, DeallocOp, DimOp, LoadOp, StoreOp
 from irkit.passes import fusion_buffers
+from irkit.passes.constant_pool import ConstantPool
 
 
 def map_dims(m: AffineMap) -> set[int]:
@@ -130,8 +131,7 @@ class IndexConstants:
     from above; for an op in no such op, the block holding it)."""
 
     def __init__(self) -> None:
-        self._pools: dict[Block, dict[int, Value]] = {}
-        self._last: dict[Block, Operation] = {}
+        self._pools: dict[Block, ConstantPool] = {}
 
     @staticmethod
     def scope(op: Operation) -> Block:
@@ -144,18 +144,10 @@ class IndexConstants:
 
     def get(self, near: Operation, value: int) -> Value:
         block = self.scope(near)
-        pool = self._pools.setdefault(block, {})
-        v = pool.get(value)
-        if v is None:
-            c = materialize_constant(IntegerAttr(value, INDEX), INDEX, near.location)
-            last = self._last.get(block)
-            if last is None:
-                block.insert_before(block.first, c)
-            else:
-                block.insert_after(last, c)
-            self._last[block] = c
-            v = pool[value] = c.results[0]
-        return v
+        pool = self._pools.get(block)
+        if pool is None:
+            pool = self._pools[block] = ConstantPool(block)
+        return pool.get(value, INDEX, near.location)
 
 
 # ---------------------------------------------------------------------------------------------
