@@ -87,7 +87,7 @@ def main() -> int:
     one = median_step_ms(m, _batch(slice(None)))
     mpiexec = Path(sys.executable).with_name("mpiexec")
     proc = subprocess.run([str(mpiexec), "-n", "2", sys.executable, __file__, "--worker"],
-                          capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600,
                           env=dict(os.environ, OMP_NUM_THREADS="1"))
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("STEP_MS")]
     if proc.returncode or not line:

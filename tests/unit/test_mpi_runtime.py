@@ -77,14 +77,19 @@ SCRIPT = textwrap.dedent("""
 
 def _on_two_ranks(tmp_path: Path, script: str, model: str, engine: str) -> str:
     """Run `script` on 2 MPI ranks with the arguments (model file, model, engine, tmp_path),
-    the compiled loops on 2 threads each; returns its output, asserting it succeeded."""
+    the compiled loops on 2 threads each; returns its output, asserting it succeeded.
+
+    mpiexec's stdin is /dev/null: Hydra forwards its own stdin to rank 0, and a CI runner's
+    stdin (a pipe nobody reads) once made its proxy give up with "process reading stdin too
+    slowly; can't keep up"."""
     path = tmp_path / "script.py"
     path.write_text(script)
     mpiexec = str(MPIEXEC) if MPIEXEC.exists() else "mpiexec"
     env = dict(os.environ, OMP_NUM_THREADS="2")
     proc = subprocess.run([mpiexec, "-n", "2", sys.executable, str(path),
                            str(ROOT / "examples" / f"{model}.irk"), model, engine,
-                           str(tmp_path)], capture_output=True, text=True, timeout=120,
+                           str(tmp_path)], stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=120,
                           cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
