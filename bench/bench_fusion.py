@@ -9,7 +9,12 @@ training step (momentum) at batch 64. Engines, each timed in the same worker pro
 - `fused`: irkit's JIT with the default pipeline (linalg-fuse-elementwise-ops, linalg-fuse);
 - `unfused`: the same with both fusion passes disabled (`load_model(disable=...)`), every
   graph op its own kernel;
-- `numpy`: the step by hand (MLP only), `jax.jit` (MLP only), PyTorch eager (CNN only).
+- `numpy`: the step by hand (MLP only), `jax.jit` (MLP only), PyTorch eager (CNN only);
+- `matmuls only` (MLP only): the step's five matmuls alone (forward `x @ w1`, `h @ w2`;
+  backward `g @ w2^T`, `h^T @ g`, `x^T @ dh`, each result summed so that nothing else is
+  written), compiled by the same pipeline: no fusion can make the step faster than its
+  matmuls, so `unfused / matmuls only` is the most any fusion could gain on this step (the
+  elementwise and reduction work is all that fusion removes).
 
 Each thread count runs in its own process pinned to that many cores (bench/run.py's worker
 set-up). Per workload it also prints the bytes moved per step as the fusion report counts them
@@ -33,6 +38,20 @@ import run as table  # noqa: E402  (bench/run.py: models, timing, the hand-writt
 
 ROOT = Path(__file__).resolve().parents[1]
 UNFUSED = ("linalg-fuse-elementwise-ops", "linalg-fuse")
+#: the MLP step's matmuls and nothing else (bench/run.py's MLP, 784-256-10)
+MATMULS = """
+model matmuls {
+  input x: f32[B, 784]
+  input h: f32[B, 256]
+  input g: f32[B, 10]
+  input dh: f32[B, 256]
+  param w1: f32[784, 256] = zeros
+  param w2: f32[256, 10] = zeros
+  forward = sum(x @ w1) + sum(h @ w2)
+  backward = sum(g @ transpose(w2)) + sum(transpose(h) @ g) + sum(transpose(x) @ dh)
+  output forward, backward
+}
+"""
 
 
 def step_bytes(path: Path, model: str, batch: int) -> tuple[int, int]:
@@ -70,6 +89,12 @@ def worker(threads: int, batch: int, repeat: int) -> dict:
             m = irkit.load_model(mlp, engine="jit", threads=threads, disable=disable)
             engines[name] = (lambda m=m: m.train_step(x=x, labels=labels))
         params = {k: np.array(v) for k, v in m.variables.items()}
+        mm_path = Path(tmp) / "matmuls.irk"
+        mm_path.write_text(MATMULS)
+        mm = irkit.load_model(mm_path, engine="jit", threads=threads)
+        mm_in = {"x": x, "g": rng.standard_normal((batch, 10), dtype=np.float32),
+                 **{k: rng.standard_normal((batch, 256), dtype=np.float32) for k in ("h", "dh")}}
+        engines["matmuls only"] = lambda: mm.forward(**mm_in)
         np_step = table._sgd_numpy({k: v.copy() for k, v in params.items()}, True)
         engines["numpy"] = lambda: np_step(x, labels)
         jax_step = table._sgd_jax(params, True)
@@ -131,6 +156,11 @@ def main() -> int:
         speed = [statistics.median(runs[t][w]["unfused"]) / statistics.median(runs[t][w]["fused"])
                  for t in threads]
         print(f"| {label} | unfused / fused | " + " | ".join(f"x{s:.2f}" for s in speed) + " |")
+        if "matmuls only" in runs[threads[0]][w]:
+            ceiling = [statistics.median(runs[t][w]["unfused"])
+                       / statistics.median(runs[t][w]["matmuls only"]) for t in threads]
+            print(f"| {label} | unfused / matmuls only (fusion's ceiling) | "
+                  + " | ".join(f"x{c:.2f}" for c in ceiling) + " |")
     with tempfile.TemporaryDirectory() as tmp:
         mlp = Path(tmp) / "mlp.irk"
         mlp.write_text(table.MODELS["mlp"])
