@@ -7,6 +7,11 @@ compiled code; the code calls MPI itself, between its kernels, on the buffers of
   with `MPI_IN_PLACE` as the send buffer when `%s` is `%r`;
 - `mpi.allgather %s, %r` -> `MPI_Allgather(s, count, type, r, count, type, MPI_COMM_WORLD)`,
   `count` the elements of one rank's block;
+- `mpi.reduce_scatter %s, %r` -> `MPI_Reduce_scatter_block(s, r, count, type, MPI_SUM,
+  MPI_COMM_WORLD)`, `count` the elements of `%r` (one rank's block);
+- `mpi.alltoall %s, %r` -> `MPI_Alltoall(s, count, type, r, count, type, MPI_COMM_WORLD)`,
+  `count` the elements of `%s` over the world's size (`MPI_Comm_size`);
+- `mpi.bcast %b {root}` -> `MPI_Bcast(b, count, type, root, MPI_COMM_WORLD)`;
 - `mpi.comm_rank` -> `MPI_Comm_rank(MPI_COMM_WORLD, &rank)`.
 
 The handles are MPICH's (`mpi.h` of MPICH and of the ABI-compatible Intel MPI and MVAPICH
@@ -38,6 +43,8 @@ MPI_IN_PLACE = -1
 _ALLREDUCE = ir.FunctionType(I32_LL, [PTR, PTR, I32_LL, I32_LL, I32_LL, I32_LL])
 _ALLGATHER = ir.FunctionType(I32_LL, [PTR, I32_LL, I32_LL, PTR, I32_LL, I32_LL, I32_LL])
 _COMM_RANK = ir.FunctionType(I32_LL, [I32_LL, PTR])
+_REDUCE_SCATTER = ir.FunctionType(I32_LL, [PTR, PTR, I32_LL, I32_LL, I32_LL, I32_LL])
+_BCAST = ir.FunctionType(I32_LL, [PTR, I32_LL, I32_LL, I32_LL, I32_LL])
 
 
 def _const(v: int) -> ir.Constant:
@@ -92,10 +99,42 @@ def _allgather(lw: FunctionLowering, op, args):
                          _const(MPI_COMM_WORLD)])
 
 
+@lowers("mpi.reduce_scatter")
+def _reduce_scatter(lw: FunctionLowering, op, args):
+    s, r = _buffers(lw, op, args)
+    fn = lw.ml.declare_runtime("MPI_Reduce_scatter_block", _REDUCE_SCATTER, op)
+    lw.builder.call(fn, [s.aligned(), r.aligned(), _count(lw, r), _datatype(lw, op, r.type),
+                         _const(MPI_SUM), _const(MPI_COMM_WORLD)])
+
+
+@lowers("mpi.alltoall")
+def _alltoall(lw: FunctionLowering, op, args):
+    s, r = _buffers(lw, op, args)
+    t = _datatype(lw, op, s.type)
+    count = lw.builder.sdiv(_count(lw, s), _world_query(lw, op, "MPI_Comm_size"))
+    fn = lw.ml.declare_runtime("MPI_Alltoall", _ALLGATHER, op)
+    lw.builder.call(fn, [s.aligned(), count, t, r.aligned(), count, t,
+                         _const(MPI_COMM_WORLD)])
+
+
+@lowers("mpi.bcast")
+def _bcast(lw: FunctionLowering, op, args):
+    m = Memref(lw, args[0], op.buffer.type)
+    if not m.contiguous_by_type():
+        raise error_at(op, f"hands MPI a buffer of type {m.type}: it must be contiguous")
+    fn = lw.ml.declare_runtime("MPI_Bcast", _BCAST, op)
+    lw.builder.call(fn, [m.aligned(), _count(lw, m), _datatype(lw, op, m.type),
+                         _const(op.properties["root"].value), _const(MPI_COMM_WORLD)])
+
+
+def _world_query(lw: FunctionLowering, op, name: str) -> ir.Value:
+    """`MPI_Comm_rank` or `MPI_Comm_size` of the world, as an i32."""
+    slot = lw.alloca(I32_LL)
+    fn = lw.ml.declare_runtime(name, _COMM_RANK, op)
+    lw.builder.call(fn, [_const(MPI_COMM_WORLD), slot])
+    return lw.builder.load(slot, typ=I32_LL)
+
+
 @lowers("mpi.comm_rank")
 def _comm_rank(lw: FunctionLowering, op, args):
-    b = lw.builder
-    slot = lw.alloca(I32_LL)
-    fn = lw.ml.declare_runtime("MPI_Comm_rank", _COMM_RANK, op)
-    b.call(fn, [_const(MPI_COMM_WORLD), slot])
-    return b.sext(b.load(slot, typ=I32_LL), I64)
+    return lw.builder.sext(_world_query(lw, op, "MPI_Comm_rank"), I64)

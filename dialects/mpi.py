@@ -6,15 +6,20 @@ calls of the MPI library's C functions through the MPICH ABI (`irkit.backends.ll
 
     mpi.allreduce %send, %recv : memref<128x10xf32>, memref<128x10xf32>
     mpi.allgather %send, %recv : memref<?x10xf32>, memref<?x10xf32>
+    mpi.reduce_scatter %send, %recv : memref<8x10xf32>, memref<4x10xf32>
+    mpi.alltoall %send, %recv : memref<8x10xf32>, memref<8x10xf32>
+    mpi.bcast %buf {root = 0 : i64} : memref<4x10xf32>
     %r = mpi.comm_rank : index
 
-Both run over every rank of the world (`MPI_COMM_WORLD`): the partitioned program's grid is
+All run over every rank of the world (`MPI_COMM_WORLD`): the partitioned program's grid is
 the world, and a collective over part of it is not lowered here (bufferize says so, at the
 op). `allreduce` sums `send` over the ranks into `recv`; the two may be the very same buffer
 (MPI's `MPI_IN_PLACE`), which is how bufferize writes a gradient's sum over the buffer that
 held its term, with no copy. `allgather` writes the ranks' `send` buffers, in rank order,
-one after the other into `recv` along its first dimension. The buffers are contiguous (the
-identity layout): they are handed to MPI as plain pointers.
+one after the other into `recv` along its first dimension; `reduce_scatter` and `alltoall`
+cut their `send` into the ranks' blocks along the first dimension too (bufferize packs a
+value split along another dimension so). The buffers are contiguous (the identity layout):
+they are handed to MPI as plain pointers.
 
 In the interpreter they run on the rank's `Communicator` (`interp.state
 ["parallel.communicator"]`, as the `parallel` collectives do), so a bufferized partitioned
@@ -25,13 +30,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from irkit.attributes import IntegerAttr
 from irkit.interpreter import InterpreterError
-from irkit.opdef import Constraint, Dialect, Index, Op, Operand, Pure, Result
-from irkit.types import INDEX, MemRefType
+from irkit.opdef import (
+    Constraint, Dialect, Index, Op, Operand, Prop, Pure, Result, attr_constraint,
+)
+from irkit.types import I64, INDEX, MemRefType
 from irkit.dialects.memory import READ, WRITE, check_live, check_writable, parse_memref_type
 
 mpi = Dialect("mpi", "Collectives over buffers: what compiled code asks of the MPI library.")
 
+_I64 = attr_constraint(IntegerAttr, "64-bit integer attribute", lambda a: a.type is I64)
 ContiguousBuffer = Constraint(lambda t: isinstance(t, MemRefType) and t.layout is None,
                               "memref with the identity layout")
 
@@ -63,6 +72,20 @@ class _BufferCollective(Op):
 
     def memory_effects(self):
         return [(READ, self.send), (WRITE, self.recv)]
+
+    def interpret(self, interp, values):
+        """`recv` = `collective(comm, send, axes)`, the rank's communicator's collective over
+        every grid axis (the compiled collectives run over the whole world)."""
+        send, recv = values
+        check_live(interp, self, send, recv)
+        check_writable(self, recv)
+        comm = _communicator(interp, self)
+        value = self.collective(comm, np.array(send), tuple(range(len(comm.grid.shape))))
+        if value.shape != recv.shape:
+            raise InterpreterError(f"'{self.name}' made shape {list(value.shape)} for a buffer "
+                                   f"of shape {list(recv.shape)}", self.location)
+        np.copyto(recv, value)
+        return []
 
     @classmethod
     def parse(cls, p, num_results):
@@ -98,13 +121,9 @@ class AllreduceOp(_BufferCollective):
         if any(a is not None and b is not None and a != b for a, b in zip(s.shape, r.shape)):
             raise self.error(f"requires send and recv of one shape, got {s} and {r}")
 
-    def interpret(self, interp, values):
-        send, recv = values
-        check_live(interp, self, send, recv)
-        check_writable(self, recv)
-        comm = _communicator(interp, self)
-        np.copyto(recv, comm.all_reduce(np.array(send), tuple(range(len(comm.grid.shape)))))
-        return []
+    @staticmethod
+    def collective(comm, x, axes):
+        return comm.all_reduce(x, axes)
 
 
 @mpi.op
@@ -128,16 +147,79 @@ class AllgatherOp(_BufferCollective):
             raise self.error(f"requires send and recv to agree past the first dimension, "
                              f"got {s} and {r}")
 
+    @staticmethod
+    def collective(comm, x, axes):
+        return comm.all_gather(x, axes, 0)
+
+
+@mpi.op
+class ReduceScatterOp(_BufferCollective):
+    """`recv` = rank r's block of the sum of every rank's `send`, the blocks being equal runs
+    of `send`'s first dimension in rank order (MPI_Reduce_scatter_block with MPI_SUM).
+
+        mpi.reduce_scatter %x, %mine : memref<8x10xf32>, memref<4x10xf32>
+    """
+
+    name = "mpi.reduce_scatter"
+
+    @staticmethod
+    def collective(comm, x, axes):
+        return comm.reduce_scatter(x, axes, 0)
+
+
+@mpi.op
+class AlltoallOp(_BufferCollective):
+    """Rank r's `send` is cut into equal runs of its first dimension, one per rank; `recv`
+    is the runs every rank sent to r, in rank order (MPI_Alltoall). Same shapes.
+
+        mpi.alltoall %x, %y : memref<8x10xf32>, memref<8x10xf32>
+    """
+
+    name = "mpi.alltoall"
+
+    @staticmethod
+    def collective(comm, x, axes):
+        return comm.all_to_all(x, axes, 0, 0)
+
+
+@mpi.op
+class BcastOp(Op):
+    """Rank `root`'s `buffer` written over every rank's (MPI_Bcast), in place.
+
+        mpi.bcast %x {root = 0 : i64} : memref<4x10xf32>
+    """
+
+    name = "mpi.bcast"
+    buffer = Operand(ContiguousBuffer)
+    root = Prop(_I64)
+
+    def infer_result_types(self):
+        return []
+
+    def memory_effects(self):
+        return [(READ, self.buffer), (WRITE, self.buffer)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        ref = p.parse_operand_ref()
+        attrs = p.parse_optional_attr_dict()
+        props = {k: attrs.pop(k) for k in list(attrs) if k in cls.spec.prop_names}
+        p.expect(":")
+        t = parse_memref_type(p)
+        return cls.build(p.resolve(ref, t), **props, attributes=attrs or None)
+
+    def print(self, p):
+        p.write(f" {p.value(self.buffer)}")
+        p.attr_dict(self)
+        p.write(f" : {self.buffer.type}")
+
     def interpret(self, interp, values):
-        send, recv = values
-        check_live(interp, self, send, recv)
-        check_writable(self, recv)
+        (buf,) = values
+        check_live(interp, self, buf)
+        check_writable(self, buf)
         comm = _communicator(interp, self)
-        whole = comm.all_gather(np.array(send), tuple(range(len(comm.grid.shape))), 0)
-        if whole.shape != recv.shape:
-            raise InterpreterError(f"'{self.name}' gathered shape {list(whole.shape)} into a "
-                                   f"buffer of shape {list(recv.shape)}", self.location)
-        np.copyto(recv, whole)
+        np.copyto(buf, comm.broadcast(np.array(buf), tuple(range(len(comm.grid.shape))),
+                                      self.properties["root"].value))
         return []
 
 

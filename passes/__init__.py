@@ -21,6 +21,7 @@ _ALL = {
     "parallel-partition": "parallel_partition",
     "parallel-simplify": "parallel_simplify",
     "parallel-data": "parallel_data",
+    "parallel-pipeline": "parallel_pipeline",
     "parallel-drop-grids": "parallel_drop_grids",
     "lower-graph-to-loop": "lower_graph_to_loop",
     "plan-memory": "plan_memory",

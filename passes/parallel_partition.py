@@ -267,11 +267,9 @@ def _local(grid: GridInfo, t, s: Sharding, location):
 
 
 def partition(module: Operation) -> None:
-    """Partition every function of `module` (which holds a grid) and localize its
-    variables; a module already partitioned (a function marked `parallel.grid`) is left."""
+    """Partition every function of `module` (which holds a grid and is not partitioned yet:
+    `modules_with_grids`) and localize its variables."""
     block = module.regions[0].blocks[0]
-    if any(isinstance(op, FuncOp) and "parallel.grid" in op.attributes for op in block.ops):
-        return
     plan, per_fn = propagate(module)
     for fn, assigned in per_fn.items():
         Partitioner(fn, plan, assigned).run()

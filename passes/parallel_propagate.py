@@ -26,11 +26,13 @@ already known to what the option needs (operands before the op, results after it
 all_reduce beats a reduce_scatter and an all_gather of the same bytes). On a group of k
 ranks and a value of B bytes: all_gather and reduce_scatter B(k-1)/k, all_reduce 2B(k-1)/k
 (ring), all_to_all B(k-1)/k^2. A local slice (replicate -> split) costs no message now but is
-charged as the all_gather that takes the value back to the replicated world, so splits come
-from annotations and rules, never from cutting replicated data for free; replicate -> partial
-is not offered. A conversion some earlier decision already asked for is free (it is made
-once). A `?` dimension counts as `DYNAMIC` elements. Ties go to the earlier option (replicate,
-then partial groups, then factors).
+charged as the all_gather that takes the value back to the replicated world, and a
+reduce_scatter (partial -> split) likewise with its all_gather, so splits come from
+annotations and rules, never from cutting replicated data or partial sums cheaply (a
+Megatron layer pair's partial output is all_reduced, not scattered by rows the backward
+would gather again); replicate -> partial is not offered. A conversion some earlier
+decision already asked for is free (it is made once). A `?` dimension counts as `DYNAMIC`
+elements. Ties go to the earlier option (replicate, then partial groups, then factors).
 
 Algorithm (per function of a module holding a `parallel.grid`):
 
@@ -58,7 +60,7 @@ from irkit.ir import Operation, Value
 from irkit.pass_manager import Pass, register_pass
 from irkit.types import RankedTensorType
 from irkit.dialects.func import FuncOp, ReturnOp
-from irkit.dialects.graph import AssignOp, DimOp, ReadOp
+from irkit.dialects.graph import AssignOp, DimOp, ReadOp, VariableOp
 from irkit.dialects.parallel import (
     PARTIAL, REPLICATE, GridInfo, GridOp, ShardOp, Sharding, Split, variable_shardings,
 )
@@ -98,8 +100,8 @@ def conversion_cost(src, dst, nbytes: int, k: int) -> float:
     share = nbytes * (k - 1) / k
     if dst == PARTIAL:
         return INFINITE
-    if src == PARTIAL:
-        return ALPHA + (2 * share if dst == REPLICATE else share)
+    if src == PARTIAL:                         # all_reduce; a reduce_scatter charged
+        return ALPHA + 2 * share if dst == REPLICATE else 2 * (ALPHA + share)  # with its gather
     if src == REPLICATE:
         return ALPHA + share                   # the slice, charged as its gather back
     if dst == REPLICATE:
@@ -129,7 +131,10 @@ class ModulePlan:
 
 def _variable_placements(module: Operation) -> dict:
     """name -> Sharding: the module's `parallel.variables`, then `parallel.shard`s applied
-    right to a `graph.read` (an annotation of the variable itself)."""
+    right to a `graph.read` (an annotation of the variable itself), then an optimizer's
+    state: a variable `<param>.<state>` of its param's type (`w1.adam_m`, the naming of
+    `irkit.frontend.optimizers`) lies as its param does, so that the update of a split
+    param runs on its blocks (Megatron's optimizer is as sharded as its weights)."""
     out = variable_shardings(module)
     for op in module.walk():
         if isinstance(op, ShardOp) and isinstance(op.operand.defining_op(), ReadOp):
@@ -138,6 +143,13 @@ def _variable_placements(module: Operation) -> dict:
             if out.setdefault(name, s) != s:
                 raise IRError(f"variable '@{name}' is annotated both {out[name]} and {s}",
                               op.location)
+    variables = {op.var_name: op for op in module.regions[0].blocks[0].ops
+                 if isinstance(op, VariableOp)}
+    for name, var in variables.items():
+        param = variables.get(name.rsplit(".", 1)[0]) if "." in name else None
+        if name not in out and param is not None and param.var_name in out and \
+                param.tensor_type == var.tensor_type:
+            out[name] = out[param.var_name]
     return out
 
 
@@ -364,9 +376,13 @@ def _write_variables(module: Operation, plan: ModulePlan) -> None:
 
 
 def modules_with_grids(root: Operation) -> list[Operation]:
-    """The modules (`root` included) that hold a `parallel.grid` directly."""
+    """The modules (`root` included) that hold a `parallel.grid` directly and are not
+    partitioned yet (no function marked `parallel.grid`: `parallel-partition` and
+    `parallel-pipeline` mark the programs they make)."""
     return [m for m in root.walk() if m.name == "builtin.module" and m.regions and
-            any(isinstance(op, GridOp) for op in m.regions[0].blocks[0].ops)]
+            any(isinstance(op, GridOp) for op in m.regions[0].blocks[0].ops) and
+            not any(isinstance(op, FuncOp) and "parallel.grid" in op.attributes
+                    for op in m.regions[0].blocks[0].ops)]
 
 
 @register_pass

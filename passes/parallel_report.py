@@ -6,7 +6,9 @@ of the value it reduces, or of the whole value a gather assembles) and the bytes
 sends on a ring of k ranks (the alpha-beta model's beta term, as `parallel-propagate`
 counts it): all_reduce 2(k-1)/k P (reduce-scatter, then all-gather), all_gather and
 reduce_scatter (k-1)/k P, all_to_all (k-1)/k^2 P, broadcast and send P. A payload with `?`
-sizes is linear in the batch: it is reported as `a + b*B` (sizes at B = 0 and B = 1).
+sizes is linear in the batch: it is reported as `a + b*B` (sizes at B = 0 and B = 1); in a
+pipeline of M micro-batches (`parallel-pipeline`), a message of one micro-batch's value
+(`parallel.micro`) has B/M rows.
 
 **Step time at N ranks** (`predict`), from a measured single-process step time T on the
 global batch (strong scaling: the batch stays, the ranks share it), the link bandwidth W
@@ -36,6 +38,7 @@ from irkit.dialects.graph import Conv2dOp, MatmulOp, ReadOp
 from irkit.dialects.parallel import (
     AllGatherOp, AllReduceOp, AllToAllOp, BroadcastOp, GroupOp, ReduceScatterOp, SendOp,
 )
+from irkit.passes.parallel_pipeline import MICRO_ATTR, MICRO_BATCHES_ATTR
 
 #: bytes each rank sends, as a multiple of the payload, on a ring of k ranks
 RING_FACTOR = {
@@ -90,6 +93,7 @@ def collective_traffic(module: Operation) -> list[Traffic]:
     """Every collective of every function of the partitioned `module` (see the module
     docstring)."""
     out = []
+    micro = module.attributes.get(MICRO_BATCHES_ATTR)
     for fn in module.walk():
         if fn.name != "func.func":
             continue
@@ -100,10 +104,13 @@ def collective_traffic(module: Operation) -> list[Traffic]:
                 continue
             t = _payload_value(op).type
             fixed = tensor_bytes(t, 0)
+            per_row = tensor_bytes(t, 1) - fixed
+            if MICRO_ATTR in op.attributes:
+                m = micro.value
+                per_row = per_row // m if per_row % m == 0 else per_row / m
             flc = getattr(op.location, "file_line_col", None)
             where = flc() if flc is not None else None
-            out.append(Traffic(name, op.name, op.group_size(), fixed,
-                               tensor_bytes(t, 1) - fixed,
+            out.append(Traffic(name, op.name, op.group_size(), fixed, per_row,
                                f"{where[0]}:{where[1]}" if where else "?"))
     return out
 

@@ -253,17 +253,25 @@ def _place_static(conflicts: list, sizes: list[int], order: list[int], best_fit:
     slot would end above `limit` (a search discarding a worse order early)."""
     offsets: list = [None] * len(sizes)
     for i in order:
-        taken = sorted((offsets[j], sizes[j]) for j in conflicts[i] if offsets[j] is not None)
-        stack = stack_beyond is not None and len(taken) > stack_beyond
-        prev, best, best_gap = 0, None, None
-        for o, n in taken:
-            gap = o - prev
-            if not stack and gap >= sizes[i] and (best is None or
-                                                  (best_fit and gap < best_gap)):
-                best, best_gap = prev, gap
-            prev = max(prev, o + n)
-        offsets[i] = prev if best is None else best
-        if limit is not None and offsets[i] + sizes[i] > limit:
+        size = sizes[i]
+        taken = [(offsets[j], sizes[j]) for j in conflicts[i] if offsets[j] is not None]
+        if stack_beyond is not None and len(taken) > stack_beyond:
+            offsets[i] = max([0] + [o + n for o, n in taken])       # on top of them all
+        else:
+            # the hot loop of the order search (`_cover` places every candidate order at
+            # every size tried): comparisons inlined, and first fit stops at its gap
+            taken.sort()
+            prev, best, best_gap = 0, None, None
+            for o, n in taken:
+                gap = o - prev
+                if gap >= size and (best is None or gap < best_gap):
+                    best, best_gap = prev, gap
+                    if not best_fit:
+                        break
+                if o + n > prev:
+                    prev = o + n
+            offsets[i] = prev if best is None else best
+        if limit is not None and offsets[i] + size > limit:
             return None
     return offsets
 
@@ -422,7 +430,10 @@ def _assign_offsets(plan: FunctionPlan) -> None:
         candidates = list(_orders(slots, sizes_at(plan.hint)).values())
         candidates += [_best_static(slots, conflicts, sizes_at(n), (False,),
                                     _MAX_FIT_CANDIDATES)[3] for n in searched]
-        chosen = _cover(conflicts, candidates, [sizes_at(n) for n in grid + mixed])
+        # an order found at several sizes is placed once: `_cover` breaks its ties by the
+        # first candidate, so the later copies never change what it chooses
+        unique = list({tuple(order): order for order in candidates}.values())
+        chosen = _cover(conflicts, unique, [sizes_at(n) for n in grid + mixed])
         offsets = arena = None
         for order in chosen:
             mine = _place_dynamic(slots, order)

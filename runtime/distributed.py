@@ -1,11 +1,18 @@
-"""Partitioned models on MPI ranks: `load_model(path, data_parallel=N)` under `mpiexec -n N`.
+"""Partitioned models on MPI ranks: `load_model(path, data_parallel=N)` under `mpiexec -n N`,
+or `load_model(path)` of a model that declares its own grid.
 
-Each rank is one process running the same program (SPMD): it is given its own slice of
-the batch, as PyTorch's DistributedDataParallel is, and keeps a whole copy of the
-variables, which the summed gradients keep identical on all ranks. The program is the
+Data parallel: each rank is one process running the same program (SPMD): it is given its
+own slice of the batch, as PyTorch's DistributedDataParallel is, and keeps a whole copy of
+the variables, which the summed gradients keep identical on all ranks. The program is the
 model's module after autodiff, annotated by `parallel-data{ranks=N}` and partitioned by
 `parallel-propagate`, `parallel-partition` and `parallel-simplify` (`PARTITION`): its
-collectives are explicit ops.
+collectives are explicit ops. A model with a grid of its own (`grid g[model=2]`, placements
+of its inputs and params) is partitioned the same way as its annotations say: every rank is
+given the whole of each replicated input and holds its piece of each split variable (its
+slice of the one whole initial value, `variable_piece`); its results are whole on every
+rank where they are replicated. Its `stage` blocks make it a pipeline (`parallel-pipeline`,
+`micro_batches`): rank r runs stage r's program, on the interpreter engine only (compiled
+code has no send/recv yet).
 
 How the collectives run, per engine:
 
@@ -16,7 +23,8 @@ How the collectives run, per engine:
 - **jit**: the compiled code calls MPI itself. `bufferize` turns each collective into an
   `mpi` op on the buffer that holds the value (in place for a gradient's all_reduce:
   `irkit.passes.bufferization.collectives`), `parallel-drop-grids` removes the grids, and
-  the LLVM backend emits `MPI_Allreduce` / `MPI_Allgather` calls through MPICH's C ABI
+  the LLVM backend emits `MPI_Allreduce`, `MPI_Allgather`, `MPI_Reduce_scatter_block`,
+  `MPI_Alltoall` and `MPI_Bcast` calls through MPICH's C ABI
   (`irkit.backends.llvm_collectives`); `load_mpi_symbols` makes the `libmpi` that mpi4py
   loaded visible to the JIT's linker.
 
@@ -44,10 +52,15 @@ from __future__ import annotations
 import ctypes.util
 import functools
 import os
+import re
 
 import numpy as np
 
-from irkit.dialects.parallel import Communicator, GridInfo, GridOp, boundary_sharding
+from irkit.dialects.graph import VariableOp
+from irkit.dialects.parallel import (
+    STAGES_ATTR, Communicator, GridInfo, GridOp, boundary_sharding, entry_function,
+    rank_function, variable_piece, variable_shardings,
+)
 from irkit.ir import Operation
 from irkit.pass_manager import PassManager
 from irkit.passes import pipeline, register_all
@@ -55,15 +68,20 @@ from irkit.runtime.compiled import VERIFY_EACH_PASS, compile_models
 from irkit.runtime.engines import (
     InterpreterEngine, JitEngine, expand_derivatives, has_derivatives, select_model,
 )
-from irkit.symbols import lookup_symbol_in
+from irkit.runtime.inputs import contiguous
+from irkit.passes.parallel_pipeline import STAGE_ATTR
 
 #: the passes that partition a module after autodiff (`parallel-data` annotates first)
 PARTITION = "parallel-propagate,parallel-partition,parallel-simplify"
 
 
-def data_parallel_passes(ranks: int) -> str:
-    """The textual pipeline that makes a module at the autodiff stage data parallel."""
-    return f"parallel-data{{ranks={ranks}}},{PARTITION}"
+def partition_passes(data_parallel: int | None = None, micro_batches: int = 1) -> str:
+    """The textual pipeline that partitions a module at the autodiff stage: on its own grid
+    (a model's annotations; its stage blocks a pipeline of `micro_batches` micro-batches),
+    or, with `data_parallel=N`, data parallel over N ranks."""
+    if data_parallel is None:
+        return f"parallel-pipeline{{micro-batches={micro_batches}}},{PARTITION}"
+    return f"parallel-data{{ranks={data_parallel}}},{PARTITION}"
 
 
 def check_ranks(ranks) -> int:
@@ -73,11 +91,12 @@ def check_ranks(ranks) -> int:
     return ranks
 
 
-def data_parallel_rows(start: str | None, stop: str, ranks: int, disable=()) -> str:
-    """`pipeline.passes_between(start, stop, disable)` for a data parallel model: the module
-    is partitioned at the end of the autodiff row (so the graph module the runtime's shape
-    functions read is the partitioned one: each rank allocates its own outputs), and its
-    grids are dropped after the last row (`parallel-drop-grids`)."""
+def partition_rows(start: str | None, stop: str, passes: str, disable=()) -> str:
+    """`pipeline.passes_between(start, stop, disable)` for a partitioned model: the module
+    is partitioned by `passes` (`partition_passes`) at the end of the autodiff row (so the
+    graph module the runtime's shape functions read is the partitioned one: each rank
+    allocates its own outputs), and its grids are dropped after the last row
+    (`parallel-drop-grids`)."""
     names = pipeline.stage_names()
     first = 0 if start is None else names.index(start) + 1
     rows = names[first:names.index(stop) + 1]
@@ -85,20 +104,19 @@ def data_parallel_rows(start: str | None, stop: str, ranks: int, disable=()) -> 
     for row in rows:
         if row == pipeline.DEV_STAGE or row == pipeline.compiled_stage():
             parts.append(pipeline.passes_between(at, row, disable))
-            parts.append(data_parallel_passes(ranks) if row == pipeline.DEV_STAGE
-                         else "parallel-drop-grids")
+            parts.append(passes if row == pipeline.DEV_STAGE else "parallel-drop-grids")
             at = row
     if at != stop:
         parts.append(pipeline.passes_between(at, stop, disable))
     return ",".join(p for p in parts if p)
 
 
-def data_parallel_pipeline(ranks: int, disable=(), verify_each: bool = VERIFY_EACH_PASS):
+def partitioned_pipeline(passes: str, disable=(), verify_each: bool = VERIFY_EACH_PASS):
     """A `make_pm(start, stop)` for `lower_model_with_graph` / `compile_models` running
-    `data_parallel_rows`."""
+    `partition_rows`."""
     def make_pm(start, stop) -> PassManager:
         register_all()
-        return PassManager.parse(data_parallel_rows(start, stop, ranks, disable),
+        return PassManager.parse(partition_rows(start, stop, passes, disable),
                                  verify_each=verify_each)
     return make_pm
 
@@ -123,7 +141,7 @@ def world_for(ranks: int):
     """The world communicator, checked to have `ranks` ranks."""
     world = mpi_world()
     if world.Get_size() != ranks:
-        raise ValueError(f"data_parallel={ranks} needs {ranks} MPI ranks: start them with "
+        raise ValueError(f"the partitioned model needs {ranks} MPI ranks: start them with "
                          f"mpiexec -n {ranks} (this process is rank {world.Get_rank()} of "
                          f"{world.Get_size()})")
     return world
@@ -233,57 +251,101 @@ def check_equal_blocks(world, dims: list[tuple[str, int]], given: dict, fn_name:
 # ---------------------------------------------------------------------------------------------
 
 
-class DataParallelInterpreterEngine(InterpreterEngine):
-    """The interpreter on one MPI rank: the partitioned module, its collectives on an
-    `MPICommunicator` in the interpreter state."""
+class _OnRank:
+    """What the engines of a partitioned model on one MPI rank share: the world, the grid,
+    this rank's pieces of the variables, and the equal-blocks check before each call."""
 
-    def __init__(self, module: Operation, ranks: int, disable=()) -> None:
-        world = world_for(ranks)
+    def _join(self, graph: Operation) -> None:
+        """`graph`: the partitioned graph module (its grid still there)."""
+        self._graph = graph
+        self._grid = module_grid(graph)
+        self._world = world_for(self._grid.size)
+        self._split = {n: split_dims(entry_function(graph, n), self._grid)
+                       for n in self.functions()}
+
+    def variables(self) -> dict:
+        """Each variable's piece on this rank: its slice of the whole initial value (the
+        local type's own draw would differ from the single process's)."""
+        out = super().variables()
+        shardings = variable_shardings(self._graph)
+        for op in self._graph.regions[0].blocks[0].ops:
+            s = shardings.get(op.var_name) if isinstance(op, VariableOp) else None
+            if s is not None:
+                _, shape, dtype = out[op.var_name]
+                out[op.var_name] = (contiguous(variable_piece(
+                    op, self._grid, s, self._world.Get_rank())), shape, dtype)
+        return out
+
+    def run(self, fn: str, model_name: str, given: dict, store: dict) -> dict:
+        check_equal_blocks(self._world, self._split[fn], given, f"{model_name}.{fn}")
+        return super().run(fn, model_name, given, store)
+
+
+class DistributedInterpreterEngine(_OnRank, InterpreterEngine):
+    """The interpreter on one MPI rank: the module partitioned by `passes`, its collectives
+    on an `MPICommunicator` in the interpreter state."""
+
+    def __init__(self, module: Operation, passes: str, disable=()) -> None:
         module = expand_derivatives(module.clone(), disable) if has_derivatives(module) \
             else module.clone()
-        PassManager.parse(f"builtin.module({data_parallel_passes(ranks)})").run(module)
+        PassManager.parse(f"builtin.module({passes})").run(module)
         super().__init__(module, disable)
         grid = module_grid(module)
-        self._state["parallel.communicator"] = MPICommunicator(grid, world)
-        self._world = world
-        self._split = {n: split_dims(fn, grid) for n, fn in self._functions.items()}
+        rank = world_for(grid.size).Get_rank()
+        stages = module.attributes.get(STAGES_ATTR)
+        for name in ("forward", "train_step"):
+            if stages is not None and name in stages.value:
+                self._functions[name] = rank_function(module, name, grid, rank)
+        self._join(module)
+        self._state["parallel.communicator"] = MPICommunicator(self._grid, self._world)
 
-    def run(self, fn: str, model_name: str, given: dict, store: dict) -> dict:
-        check_equal_blocks(self._world, self._split[fn], given, f"{model_name}.{fn}")
-        return super().run(fn, model_name, given, store)
 
+class DistributedJitEngine(_OnRank, JitEngine):
+    """The compiled model on one MPI rank (its code calls MPI itself)."""
 
-class DataParallelJitEngine(JitEngine):
-    """The compiled model on one MPI rank (its code calls MPI itself), with the inputs'
-    split dimensions checked to be equal on every rank before each call."""
-
-    def __init__(self, compiled, model: str, ranks: int, threads: int = 0) -> None:
+    def __init__(self, compiled, model: str, threads: int = 0) -> None:
         super().__init__(compiled, model, threads)
-        self._world = world_for(ranks)
-        graph = compiled.models[model].graph.op        # partitioned, its grid still there
-        grid = module_grid(graph)
-        self._split = {name: split_dims(lookup_symbol_in(graph, name), grid)
-                       for name in self.functions()}
-
-    def run(self, fn: str, model_name: str, given: dict, store: dict) -> dict:
-        check_equal_blocks(self._world, self._split[fn], given, f"{model_name}.{fn}")
-        return super().run(fn, model_name, given, store)
+        self._join(compiled.models[model].graph.op)
 
 
-def data_parallel_engine(engine: str, text: str, filename: str, model: str | None,
-                         ranks: int, opt_level: int = 2, cache: bool = True,
-                         threads: int = 0, disable=()):
-    """(model name, engine) running model `model` of the DSL text `text` data parallel on
-    `ranks` MPI ranks, this process being one of them (see the module docstring)."""
+def distributed_engine(engine: str, text: str, filename: str, model: str | None,
+                       data_parallel: int | None = None, micro_batches: int | None = None,
+                       opt_level: int = 2, cache: bool = True, threads: int = 0,
+                       disable=()):
+    """(model name, engine) running model `model` of the DSL text `text` partitioned on MPI
+    ranks, this process being one of them (see the module docstring): data parallel over
+    `data_parallel` ranks, else on the grid the model declares, as its annotations place
+    its inputs and params and its stage blocks cut it into a pipeline of `micro_batches`
+    micro-batches; None for a model with neither (it runs in one process)."""
     from irkit.frontend.dsl import compile_source, model_modules
-    check_ranks(ranks)
+    if micro_batches is not None and (isinstance(micro_batches, bool) or
+                                      not isinstance(micro_batches, int) or micro_batches < 1):
+        raise ValueError(f"micro_batches must be a positive count, got {micro_batches!r}")
+    if data_parallel is None:
+        declared = None
+        if re.search(r"\bgrid\b", text):        # else no `grid` declaration is there
+            models = model_modules(compile_source(text, filename))
+            declared = models[select_model(models, filename, model)]
+        if declared is None or \
+                not any(isinstance(op, GridOp) for op in declared.regions[0].blocks[0].ops):
+            if micro_batches is not None:
+                raise ValueError(f"micro_batches: {filename} declares no grid for the "
+                                 f"stages of a pipeline (grid g[pipe=N] and stage blocks)")
+            return None
+        ranks = module_grid(declared).size
+        if engine == "jit" and any(STAGE_ATTR in op.attributes for op in declared.walk()):
+            raise ValueError("a pipeline (stage blocks) runs on the 'interpreter' engine: "
+                             "compiled code has no send/recv yet")
+    else:
+        ranks = check_ranks(data_parallel)
+    passes = partition_passes(data_parallel, micro_batches or 1)
     if engine == "interpreter":
         models = model_modules(compile_source(text, filename))
         name = select_model(models, filename, model)
-        return name, DataParallelInterpreterEngine(models[name], ranks, disable)
+        return name, DistributedInterpreterEngine(models[name], passes, disable)
     if engine != "jit":
-        raise ValueError(f"data_parallel runs on the 'interpreter' and 'jit' engines, not "
-                         f"{engine!r}")
+        raise ValueError(f"a partitioned model runs on the 'interpreter' and 'jit' engines, "
+                         f"not {engine!r}")
     from irkit.diagnostics import SOURCES
     from irkit.runtime.compile_cache import cached_compile
     world_for(ranks)
@@ -293,10 +355,10 @@ def data_parallel_engine(engine: str, text: str, filename: str, model: str | Non
         models = model_modules(compile_source(text, filename))
         name = select_model(models, filename, model)
         return compile_models({name: models[name]}, opt_level=opt_level,
-                              make_pm=data_parallel_pipeline(ranks, disable))
+                              make_pm=partitioned_pipeline(passes, disable))
     compiled = cached_compile(text, filename, model or "*", build, jit=True,
                               options={"opt_level": opt_level, "disable": sorted(disable),
-                                       "data_parallel": ranks}, cache=cache)
+                                       "partition": passes}, cache=cache)
     SOURCES.add(filename, text)
     name = select_model(compiled.models, filename, model)
-    return name, DataParallelJitEngine(compiled, name, ranks, threads)
+    return name, DistributedJitEngine(compiled, name, threads)

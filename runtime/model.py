@@ -155,7 +155,7 @@ class Model:
 def load_model(path: str | Path, model: str | None = None,
                engine: str = "interpreter", opt_level: int = 2, cache: bool = True,
                threads: int | None = None, disable=(),
-               data_parallel: int | None = None) -> Model:
+               data_parallel: int | None = None, micro_batches: int | None = None) -> Model:
     """Compile a `.irk` file and return one of its models, ready to run on `engine` (its
     derivative requests expanded into graph ops for the interpreter, as `Model` does).
 
@@ -170,18 +170,21 @@ def load_model(path: str | Path, model: str | None = None,
     `data_parallel=N` runs the model on N MPI ranks, this process being one of them
     (`mpiexec -n N`), as PyTorch's DistributedDataParallel does: each rank is given its own
     slice of the batch, the variables stay identical on all ranks, and the loss and the
-    gradients are those of the whole batch (`irkit.runtime.distributed`).
+    gradients are those of the whole batch (`irkit.runtime.distributed`). A model that
+    declares a grid (`grid g[model=2]`, placements of its inputs and params) runs the same
+    way on that grid's ranks, each holding its pieces of the split variables; its `stage`
+    blocks make it a pipeline, one stage per rank, the batch cut into `micro_batches`.
     """
     from irkit.frontend.dsl import DSLSyntaxError
     threads = _threads(threads)
     engine_class = _engine_class(engine)
     filename = str(path)
     text = read_source(filename, DSLSyntaxError)
-    if data_parallel is not None:
-        from irkit.runtime.distributed import data_parallel_engine
-        name, eng = data_parallel_engine(engine, text, filename, model, data_parallel,
-                                         opt_level, cache, threads, _disable(disable))
-        return Model.from_engine(name, eng)
+    from irkit.runtime.distributed import distributed_engine
+    found = distributed_engine(engine, text, filename, model, data_parallel, micro_batches,
+                               opt_level, cache, threads, _disable(disable))
+    if found is not None:
+        return Model.from_engine(*found)
     name, eng = engine_class.from_source(text, filename, model, opt_level, cache, threads,
                                          _disable(disable))
     return Model.from_engine(name, eng)

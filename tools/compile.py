@@ -35,7 +35,7 @@ is linked from its cached object code without running the DSL, the passes or LLV
 `--no-cache` bypasses it, and so does any flag that observes the pipeline (`--mlir-timing`,
 `--mlir-print-ir-*`, `--verify-each=numeric`, `--memory-report`).
 `--data-parallel N` partitions every model at the end of the autodiff row as
-`load_model(..., data_parallel=N)` does (`irkit.runtime.distributed.data_parallel_rows`): the
+`load_model(..., data_parallel=N)` does (`irkit.runtime.distributed.partition_rows`): the
 batch split over N MPI ranks, the variables replicated, the compiled code calling MPI.
 `--partition-report` prints, on stderr, each collective's bytes per step and the cost
 model's predicted step times at 8, 64 and 512 ranks (`irkit.passes.parallel_report`), from
@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 
@@ -85,10 +86,11 @@ def _pass_manager(args, passes: str, by_row: bool = False):
 def _rows(args, start, stop) -> str:
     """The passes of the pipeline table's rows after `start` up to `stop`, with
     `--disable`, and partitioned with `--data-parallel`."""
-    if args.data_parallel is None:
+    if args.data_parallel is None and not args.own_grid:
         return pipeline.passes_between(start, stop, args.disable)
-    from irkit.runtime.distributed import data_parallel_rows
-    return data_parallel_rows(start, stop, args.data_parallel, args.disable)
+    from irkit.runtime.distributed import partition_passes, partition_rows
+    return partition_rows(start, stop, partition_passes(args.data_parallel, args.micro_batches),
+                          args.disable)
 
 
 def _positive(text: str) -> int:
@@ -169,8 +171,12 @@ def build_arg_parser() -> argparse.ArgumentParser:
     ap.add_argument("--data-parallel", type=_positive, default=None, metavar="N",
                     help="split every input's batch (first) dimension over N MPI ranks, the "
                          "variables replicated, after autodiff (run with mpiexec -n N)")
+    ap.add_argument("--micro-batches", type=_positive, default=1, metavar="M",
+                    help="a model with stage blocks and a grid: cut each batch into M "
+                         "micro-batches of its pipeline (GPipe)")
     ap.add_argument("--partition-report", action="store_true",
-                    help="with --data-parallel: each collective's bytes per step, and the "
+                    help="with --data-parallel or a model's own grid: each collective's and "
+                         "send's bytes per step, and the "
                          "predicted step time of data, tensor and pipeline parallelism at "
                          "8, 64 and 512 ranks on 100 Gb/s links, on stderr")
     ap.add_argument("--step-ms", type=float, default=None, metavar="MS",
@@ -294,7 +300,8 @@ def _compile_cached(text: str, filename: str, args) -> int:
         compiled = cached_compile(text, filename, args.model or "*", build, jit=False,
                                   options={"opt_level": args.opt_level, "cpu": args.cpu,
                                            "disable": sorted(args.disable),
-                                           "data_parallel": args.data_parallel})
+                                           "data_parallel": args.data_parallel,
+                                           "micro_batches": args.micro_batches})
     except _NoSuchModel:
         return 1
     if args.emit == "obj":
@@ -350,8 +357,10 @@ def _partition_report(top, args, filename: str) -> None:
         part = module.clone()
         _pass_manager(None, _rows(args, None, pipeline.DEV_STAGE)).run(part)
         traffic = collective_traffic(part)
-        sys.stderr.write(f"partition report: {name} on {args.data_parallel} ranks (data "
-                         f"parallel), bytes per step\n{format_traffic(traffic)}\n")
+        how = f"{args.data_parallel} ranks (data parallel)" if args.data_parallel else \
+            "its grid"
+        sys.stderr.write(f"partition report: {name} on {how}, bytes per step\n"
+                         f"{format_traffic(traffic)}\n")
         step = "train_step" if lookup_symbol_in(module, "train_step") is not None \
             else "forward"
         grads = sum(t.payload(args.batch) for t in traffic
@@ -399,15 +408,18 @@ def run(args) -> int:
     if source is None:
         return 1
     text, filename = source
+    # a model's own grid partitions it as `load_model` does (`distributed_engine`); without
+    # the word `grid` in the text no model can declare one
+    args.own_grid = re.search(r"\bgrid\b", text) is not None
     try:
         if _uses_cache(args):
             return _compile_cached(text, filename, args)
         t0 = time.perf_counter()
         top = compile_source(text, filename)
         if args.partition_report:
-            if args.data_parallel is None:
+            if args.data_parallel is None and not args.own_grid:
                 sys.stderr.write("irkit-compile: error: --partition-report needs "
-                                 "--data-parallel N\n")
+                                 "--data-parallel N or a model with a grid\n")
                 return 2
             _partition_report(top, args, filename)
         if args.timing is not None:

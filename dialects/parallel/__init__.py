@@ -33,6 +33,13 @@ The parts: `sharding` (grids, placements, local types, cutting and assembling ar
 Run it after autodiff: gradients are ordinary graph ops, so data parallelism (x split on
 `data`, parameters replicated) gets its gradient all_reduce from the rules.
 
+**Pipelines**: `parallel-pipeline{micro-batches=M}` runs first on a function whose ops carry
+`parallel.stage` marks (the DSL's `stage N { }` blocks) in a module with a one-axis grid: it
+cuts the function into one program per stage (`@f_stage0`, ...: the module's
+`parallel.stages`), values crossing stages as `send`/`recv`, the batch into M micro-batches
+(GPipe), each variable on one stage (`parallel.variable_stages`); `run_spmd` gives rank r
+its stage's program (`rank_function`).
+
 **For a runtime** (MPI, or the simulation here): each rank gets the pieces of the inputs
 its argument shardings say (`local_piece`), its pieces of the variables' initial values
 (`global_type` of the variable's local type, then `local_piece`), calls the same function

@@ -565,7 +565,8 @@ class SendOp(_PointToPointOp):
 @parallel.op
 class RecvOp(_PointToPointOp):
     """Receive the value the rank `offset` steps along the axis sent; zeros where that rank
-    is off the grid's edge (the first stage of a pipeline).
+    is off the grid's edge (the first stage of a pipeline), which needs a static shape. A
+    `?` size is the sender's (a pipeline's micro-batch of a batch of any size).
 
         %x = parallel.recv on @g ["pipe"] {offset = -1 : i64} : tensor<4xf32>
     """
@@ -575,9 +576,8 @@ class RecvOp(_PointToPointOp):
 
     def check_types(self, k):
         super().check_types(k)
-        t = self.results[0].type
-        if not isinstance(t, RankedTensorType) or not t.has_static_shape:
-            raise self.error(f"receives a statically shaped tensor, got {t}")
+        if not isinstance(self.results[0].type, RankedTensorType):
+            raise self.error(f"receives a ranked tensor, got {self.results[0].type}")
 
     def interpret(self, interp, values):
         from irkit.attributes import numpy_dtype
@@ -585,9 +585,12 @@ class RecvOp(_PointToPointOp):
         source = self.peer(comm)
         t = self.results[0].type
         if source is None:
+            if not t.has_static_shape:
+                raise InterpreterError(f"'{self.name}' has no sender on this rank and no "
+                                       f"static shape for its zeros: {t}", self.location)
             return [np.zeros(t.shape, dtype=numpy_dtype(t.element))]
         x = comm.recv(source)
-        if tuple(x.shape) != tuple(t.shape):
+        if x.ndim != t.rank or any(d is not None and d != n for d, n in zip(t.shape, x.shape)):
             raise InterpreterError(f"'{self.name}' received shape {list(x.shape)}, expected "
                                    f"{t}", self.location)
         return [x]

@@ -195,7 +195,7 @@ def local_piece(x: np.ndarray, grid: GridInfo, sharding: Sharding, rank: int) ->
                              f"divisible into {k} blocks")
         b = block_index(grid, sharding, d, rank)
         index.append(slice(b * (n // k), (b + 1) * (n // k)))
-    piece = np.ascontiguousarray(x[tuple(index)])
+    piece = np.array(x[tuple(index)], order="C")        # (ascontiguousarray makes 0-d 1-d)
     coords = grid.coords(rank)
     if any(p == PARTIAL and coords[a] for a, p in enumerate(sharding.placements)):
         piece = np.zeros_like(piece)

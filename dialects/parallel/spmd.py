@@ -106,10 +106,9 @@ def run_spmd(module: Operation, func_name: str, per_rank_args: list,
     """Run `func_name` on every rank of its grid; `per_rank_args[r]` are rank r's
     arguments and `states[r]` its interpreter state (variables), updated in place. Returns
     each rank's results. The first failure of any rank is raised, located."""
-    fn = lookup_symbol_in(module, func_name)
-    if fn is None or fn.name != "func.func":
-        raise ValueError(f"no function named '{func_name}' in the module")
+    fn = entry_function(module, func_name)
     grid = function_grid(fn)
+    fns = [rank_function(module, func_name, grid, r) for r in range(grid.size)]
     if len(per_rank_args) != grid.size:
         raise ValueError(f"the grid has {grid.size} ranks, got arguments for "
                          f"{len(per_rank_args)}")
@@ -126,7 +125,7 @@ def run_spmd(module: Operation, func_name: str, per_rank_args: list,
             values = [to_value(a, t, f"argument #{i} of '{func_name}' on rank {rank}")
                       for i, (a, t) in enumerate(zip(per_rank_args[rank], inputs))]
             with np.errstate(all="ignore"):
-                results[rank] = Interpreter(module, state).call(fn, values)
+                results[rank] = Interpreter(module, state).call(fns[rank], values)
         except _Aborted:
             pass
         except Exception as e:       # handed to the caller's thread below
@@ -148,6 +147,52 @@ def run_spmd(module: Operation, func_name: str, per_rank_args: list,
         raise InterpreterError(f"'{func_name}': some rank waited more than {TIMEOUT} s for a "
                                f"collective or a message the others never sent", fn.location)
     return results
+
+
+#: a pipelined module's dictionary: function name -> the array of its stage functions
+STAGES_ATTR = "parallel.stages"
+#: a pipelined module's dictionary: variable name -> the stage (pipe rank) that owns it
+VARIABLE_STAGES_ATTR = "parallel.variable_stages"
+
+
+def entry_function(module: Operation, func_name: str) -> Operation:
+    """The function `func_name` of `module`, or its first stage's when `parallel-pipeline`
+    split it into one function per stage (they share the signature); a ValueError if none."""
+    stages = module.attributes.get(STAGES_ATTR)
+    if stages is not None and func_name in stages.value:
+        func_name = stages.value[func_name].value[0].root
+    fn = lookup_symbol_in(module, func_name)
+    if fn is None or fn.name != "func.func":
+        raise ValueError(f"no function named '{func_name}' in the module")
+    return fn
+
+
+def rank_function(module: Operation, func_name: str, grid: GridInfo, rank: int) -> Operation:
+    """The function rank `rank` runs for `func_name`: the function itself (SPMD: every
+    rank runs the same program), or, for a pipelined one, the stage of the rank's index on
+    the grid's one axis."""
+    stages = module.attributes.get(STAGES_ATTR)
+    if stages is None or func_name not in stages.value:
+        return entry_function(module, func_name)
+    return lookup_symbol_in(module, stages.value[func_name].value[grid.coords(rank)[0]].root)
+
+
+def variable_stages(module: Operation) -> dict:
+    """name -> owning stage, from a pipelined module's `parallel.variable_stages`."""
+    a = module.attributes.get(VARIABLE_STAGES_ATTR)
+    return {k: v.value for k, v in (a.value.items() if a is not None else [])}
+
+
+def variable_piece(var: VariableOp, grid: GridInfo, sharding: Sharding, rank: int,
+                   value=None) -> np.ndarray:
+    """Rank `rank`'s piece of a partitioned variable (`var` has its local type): of `value`
+    (global) if given, else of its initial value drawn at the global type, so that every
+    rank's piece is its slice of the one whole value a single process starts from."""
+    if value is None:
+        t = global_type(grid, sharding, var.tensor_type)
+        value = initial_value(var.properties["initializer"].value, var.init_kwargs(),
+                              t.shape, numpy_dtype(t.element))
+    return local_piece(value, grid, sharding, rank)
 
 
 def boundary_sharding(fn: Operation, grid: GridInfo, attrs_name: str, i: int) -> Sharding:
@@ -185,13 +230,9 @@ class SimulatedRanks:
     def _init_variable(self, var: VariableOp, shardings: dict, given: dict) -> None:
         name = var.var_name
         s = shardings.get(name, Sharding.replicated(self.grid.name, len(self.grid.shape)))
-        t = global_type(self.grid, s, var.tensor_type)
-        value = given.get(name)
-        if value is None:
-            value = initial_value(var.properties["initializer"].value, var.init_kwargs(),
-                                  t.shape, numpy_dtype(t.element))
         for rank, state in enumerate(self.states):
-            state["graph.variables"][name] = local_piece(value, self.grid, s, rank)
+            state["graph.variables"][name] = variable_piece(var, self.grid, s, rank,
+                                                            given.get(name))
 
     def run_per_rank(self, func_name: str, per_rank_args: list) -> list[list]:
         return run_spmd(self.module, func_name, per_rank_args, self.states)
@@ -199,7 +240,7 @@ class SimulatedRanks:
     def run(self, func_name: str, *args):
         """Call with global inputs; returns the global results (one value, a tuple, or None
         as `irkit.interpreter.interpret` does)."""
-        fn = lookup_symbol_in(self.module, func_name)
+        fn = entry_function(self.module, func_name)
         ftype = fn.properties["function_type"].value
         ins = [boundary_sharding(fn, self.grid, "arg_attrs", i)
                for i in range(len(ftype.inputs))]
@@ -215,12 +256,15 @@ class SimulatedRanks:
         return glob[0] if len(glob) == 1 else tuple(glob)
 
     def variables(self) -> dict:
-        """Every variable's global value, assembled from the ranks' pieces."""
+        """Every variable's global value, assembled from the ranks' pieces (a pipelined
+        module's from the rank of the stage that owns it)."""
         shardings = variable_shardings(self.module)
+        owners = variable_stages(self.module)
         rep = Sharding.replicated(self.grid.name, len(self.grid.shape))
         names = self.states[0]["graph.variables"]
-        return {n: assemble([s["graph.variables"][n] for s in self.states], self.grid,
-                            shardings.get(n, rep)) for n in names}
+        return {n: self.states[owners[n]]["graph.variables"][n] if n in owners else
+                assemble([s["graph.variables"][n] for s in self.states], self.grid,
+                         shardings.get(n, rep)) for n in names}
 
     def rank_variables(self, rank: int) -> dict:
         """Rank `rank`'s own pieces of the variables."""

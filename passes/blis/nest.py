@@ -512,14 +512,12 @@ class Blis:
 
     def final(self, b: Builder, tile: tuple, waiting: Value | None) -> None:
         """The last K step of a tile: its sums, plus those `waiting` (the per-tile buffer,
-        C's accumulator, or None), through the epilogue into its outputs: by whole vectors
-        where the tile lies within M x N; at an edge row by row up to M, by vectors where
-        they end before N, element by element through `scratch` where not."""
+        C's accumulator, or None), through the epilogue into its outputs, from `scratch`
+        over the tile's valid part (`each_point`: one vector and one scalar copy of the
+        epilogue, where unrolled over the tile's vectors it was mr * nr / lanes copies of
+        each, most of a model's code; the scratch round trip is once per tile)."""
         accs, scratch, m0, n0 = tile
         e, s, c, loc = self.e, self.s, self.c, self.e.location
-        nv = s.nr // s.lanes
-        rows = e.min(b, s.mr, e.sub(b, self.M, m0))
-        cols = e.min(b, s.nr, e.sub(b, self.N, n0))
         elem = c.c.type.element
 
         def summed(b2: Builder, x: Value, r: Index, j: Index, t) -> Value:
@@ -537,115 +535,107 @@ class Blis:
             return dict(self.ivs) | self.split(b2, e.add(b2, m0, r), c.m) | \
                 self.split(b2, e.add(b2, n0, j), c.n)
 
-        def vector(b2: Builder, r: int, j: int) -> None:
-            v = summed(b2, accs[r * nv + j], r, j * s.lanes, VectorType((s.lanes,), elem))
-            epilogues.apply(self.ep, self, b2, v, point(b2, r, j * s.lanes), s.lanes)
+        def vector(b2: Builder, r: Value, j: Value) -> None:
+            x = b2.create(VectorLoadOp, scratch, [r, j], result_types=[self.vec],
+                          location=loc).result
+            v = summed(b2, x, r, j, VectorType((s.lanes,), elem))
+            epilogues.apply(self.ep, self, b2, v, point(b2, r, j), s.lanes)
 
-        def scalar(b2: Builder, r: Index, j0: Index) -> None:
-            def col(b3: Builder, jj: Value, _) -> None:
-                x = b3.create(LoadOp, scratch, [e.v(r), jj], location=loc).result
-                epilogues.apply(self.ep, self, b3, summed(b3, x, r, jj, elem),
-                                point(b3, r, jj), 1)
-            e.for_(b2, j0, cols, 1, col)
+        def scalar(b2: Builder, r: Value, j: Value) -> None:
+            x = b2.create(LoadOp, scratch, [r, j], location=loc).result
+            epilogues.apply(self.ep, self, b2, summed(b2, x, r, j, elem), point(b2, r, j), 1)
 
-        def whole(b2: Builder) -> None:
-            for i in range(len(accs)):
-                vector(b2, i // nv, i % nv)
+        self.spill(b, accs, scratch)
+        self.each_point(b, *self.valid(b, m0, n0), vector, scalar)
 
-        def edges(b2: Builder) -> None:
-            n = c.static(c.n)
-            for r in range(s.mr):
-                def fill_row(b3: Builder, r=r) -> None:
-                    for j in range(nv):
-                        def part(b4: Builder, j=j) -> None:
-                            b4.create(VectorStoreOp, accs[r * nv + j], scratch,
-                                      [e.v(r), e.v(j * s.lanes)], location=loc)
-                            scalar(b4, r, j * s.lanes)
-                        if n is not None and (j + 1) * s.lanes > n:
-                            part(b3)
-                            continue
-                        e.if_(b3, e.le(b3, (j + 1) * s.lanes, cols),
-                              lambda b4, j=j: vector(b4, r, j), part)
-                if r == 0:
-                    fill_row(b2)
-                else:
-                    e.if_(b2, e.lt(b2, r, rows), fill_row, lambda b3: None)
-        self.tiles(b, rows, cols, whole, edges)
+    def valid(self, b: Builder, m0: Value, n0: Value) -> tuple[Index, Index]:
+        """(rows, cols) of the tile at (m0, n0) inside M x N: each the tile's own size
+        (an int) where the static sizes say that every tile is whole that way."""
+        e, c = self.e, self.c
 
-    def tiles(self, b: Builder, rows: Index, cols: Index, whole, edges) -> None:
-        """`whole(b)` for a tile within M x N, `edges(b)` for one crossing them: decided
-        statically where the sizes tell, else by a `loop.if`."""
-        e, s, c = self.e, self.s, self.c
-        m, n = c.static(c.m), c.static(c.n)
-        if m is not None and n is not None and m % s.mr == 0 and n % s.nr == 0:
-            whole(b)
-        elif (m is not None and m < s.mr) or (n is not None and n < s.nr):
-            edges(b)                         # no whole tile fits
-        else:
-            inside = b.create(arith.AndIOp, e.eq(b, rows, s.mr), e.eq(b, cols, s.nr),
-                              location=e.location).result
-            e.if_(b, inside, whole, edges)
+        def size(group: list[int], tile: int, extent: Index, at: Value) -> Index:
+            static = c.static(group)
+            if static is not None and static % tile == 0:
+                return tile
+            return e.min(b, tile, e.sub(b, extent, at))
+        return size(c.m, self.s.mr, self.M, m0), size(c.n, self.s.nr, self.N, n0)
+
+    def spill(self, b: Builder, accs: list[Value], scratch: Value) -> None:
+        """The accumulators into `scratch` (mr x nr), for a loop over the tile to read."""
+        e, s = self.e, self.s
+        nv = s.nr // s.lanes
+        for i, acc in enumerate(accs):
+            b.create(VectorStoreOp, acc, scratch, [e.v(i // nv), e.v(i % nv * s.lanes)],
+                     location=e.location)
+
+    def each_point(self, b: Builder, rows: Index, cols: Index, vector, scalar) -> None:
+        """`vector(b, r, j)` at each whole vector of the tile's first `rows` x `cols`
+        (from its corner), `scalar(b, r, j)` at each column past the last whole one."""
+        e, s = self.e, self.s
+        n = self.c.static(self.c.n)
+        split = 0 if n is not None and n < s.lanes else \
+            e.sub(b, cols, e.rem(b, cols, s.lanes))
+
+        def row(b2: Builder, r: Value, _) -> None:
+            if split != 0:
+                e.for_(b2, 0, split, s.lanes, lambda b3, j, _: vector(b3, r, j))
+            if split is not cols:
+                e.for_(b2, split, cols, 1, lambda b3, j, _: scalar(b3, r, j))
+        e.for_(b, 0, rows, 1, row)
 
     def update(self, b: Builder, accs: list[Value], scratch: Value, m0: Value,
                n0: Value, add: bool) -> None:
         """C[m0:m0+mr, n0:n0+nr] (+)= the tile (`add`: C's old value is added to, else
-        overwritten): all vectors when the tile lies within M x N; else row by row up to M,
-        each row's vectors whole where they end before N, through `scratch` and a scalar
-        loop over the valid columns where they do not."""
+        overwritten): all vectors, unrolled, when the tile lies within M x N (the hot
+        path: every K chunk of a large matmul); else from `scratch` over its valid part
+        (`each_point`)."""
         e, s, c, loc = self.e, self.s, self.c, self.e.location
         nv = s.nr // s.lanes
-        rows = e.min(b, s.mr, e.sub(b, self.M, m0))
-        cols = e.min(b, s.nr, e.sub(b, self.N, n0))
         ctype = c.c.type.element
         cvec = VectorType((s.lanes,), ctype)
-        n = c.static(c.n)
 
-        def vector(b2: Builder, acc: Value, row: list[Value], j: int) -> None:
-            idx = row[:-1] + [e.v(e.add(b2, row[-1], j * s.lanes))]
-            new = self.widen(b2, acc, cvec)
+        def store(b2: Builder, new: Value, idx: list[Value], t) -> None:
+            vec = isinstance(t, VectorType)
+            new = self.widen(b2, new, t)
             if add:
-                old = b2.create(VectorLoadOp, c.c, idx, result_types=[cvec],
-                                location=loc).result
+                old = b2.create(VectorLoadOp, c.c, idx, result_types=[t],
+                                location=loc).result if vec else \
+                    b2.create(LoadOp, c.c, idx, location=loc).result
                 new = b2.create(arith.AddFOp, old, new, location=loc).result
-            b2.create(VectorStoreOp, new, c.c, idx, location=loc)
-
-        def partial(b2: Builder, acc: Value, row: list[Value], r: int, j: int) -> None:
-            b2.create(VectorStoreOp, acc, scratch, [e.v(r), e.v(j * s.lanes)], location=loc)
-
-            def col(b3: Builder, jj: Value, _) -> None:
-                idx = row[:-1] + [e.v(e.add(b3, row[-1], jj))]
-                new = self.widen(b3, b3.create(LoadOp, scratch, [e.v(r), jj],
-                                               location=loc).result, ctype)
-                if add:
-                    old = b3.create(LoadOp, c.c, idx, location=loc).result
-                    new = b3.create(arith.AddFOp, old, new, location=loc).result
-                b3.create(StoreOp, new, c.c, idx, location=loc)
-            e.for_(b2, j * s.lanes, cols, 1, col)
+            b2.create(VectorStoreOp if vec else StoreOp, new, c.c, idx, location=loc)
 
         def whole(b2: Builder) -> None:
             for r in range(s.mr):
                 row = self.c_index(b2, e.add(b2, m0, r), n0)
                 for j in range(nv):
-                    vector(b2, accs[r * nv + j], row, j)
+                    idx = row[:-1] + [e.v(e.add(b2, row[-1], j * s.lanes))]
+                    store(b2, accs[r * nv + j], idx, cvec)
+
+        def point(b2: Builder, r: Value, j: Value, load, t) -> None:
+            store(b2, load(b2, r, j), self.c_index(b2, e.add(b2, m0, r), e.add(b2, n0, j)), t)
 
         def edges(b2: Builder) -> None:
-            for r in range(s.mr):
-                def fill_row(b3: Builder, r=r) -> None:
-                    row = self.c_index(b3, e.add(b3, m0, r), n0)
-                    for j in range(nv):
-                        acc = accs[r * nv + j]
-                        if n is not None and (j + 1) * s.lanes > n:
-                            partial(b3, acc, row, r, j)     # no whole vector fits in N
-                            continue
-                        e.if_(b3, e.le(b3, (j + 1) * s.lanes, cols),
-                              lambda b4, acc=acc, j=j: vector(b4, acc, row, j),
-                              lambda b4, acc=acc, j=j: partial(b4, acc, row, r, j))
-                if r == 0:
-                    fill_row(b2)                  # a tile has one row at least
-                else:
-                    e.if_(b2, e.lt(b2, r, rows), fill_row, lambda b3: None)
+            self.spill(b2, accs, scratch)
+            self.each_point(
+                b2, rows, cols,
+                lambda b3, r, j: point(b3, r, j, lambda b4, r, j: b4.create(
+                    VectorLoadOp, scratch, [r, j], result_types=[self.vec],
+                    location=loc).result, cvec),
+                lambda b3, r, j: point(b3, r, j, lambda b4, r, j: b4.create(
+                    LoadOp, scratch, [r, j], location=loc).result, ctype))
 
-        self.tiles(b, rows, cols, whole, edges)
+        rows, cols = self.valid(b, m0, n0)
+        m, n = c.static(c.m), c.static(c.n)
+        whole_if = [e.eq(b, x, tile) for x, tile in ((rows, s.mr), (cols, s.nr))
+                    if not isinstance(x, int)]
+        if not whole_if:
+            whole(b)
+        elif (m is not None and m < s.mr) or (n is not None and n < s.nr):
+            edges(b)                         # no whole tile fits
+        else:
+            inside = whole_if[0] if len(whole_if) == 1 else \
+                b.create(arith.AndIOp, *whole_if, location=loc).result
+            e.if_(b, inside, whole, edges)
 
     def widen(self, b: Builder, x: Value, t) -> Value:
         """`x` (f32) in C's element type `t` (f32 or f64, or vectors of them)."""

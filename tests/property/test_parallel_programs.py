@@ -8,7 +8,8 @@ reductions with keepdims, softmax, and a mean-squared loss; its gradient with re
 every input is asked with `autodiff.grad`. The module is expanded by `autodiff` and then run
 twice: as it is by the interpreter (a `parallel.shard` is the identity there), and
 partitioned (`parallel-partition,parallel-simplify`) by the simulated ranks from the global
-inputs; the assembled results must agree.
+inputs; the assembled results must agree. The same programs with their ops on random stages
+of a 2-stage pipeline (`parallel-pipeline`) must agree on every rank.
 """
 
 from __future__ import annotations
@@ -34,11 +35,24 @@ def _t(shape) -> str:
 
 
 @st.composite
-def programs(draw):
-    grid = draw(st.sampled_from(GRIDS))
+def programs(draw, pipeline: bool = False):
+    """(text, argument shapes, seed). `pipeline`: on a `pipe` axis of 2 ranks, each op
+    marked with a random stage (any marks are a valid pipeline: values cross by send/recv),
+    no placements."""
+    grid = (2,) if pipeline else draw(st.sampled_from(GRIDS))
     n_axes = len(grid)
     lines, values = [], []
     args = []
+
+    def staged(rhs: str) -> str:
+        """`rhs` with a `parallel.stage` attribute, in its attribute dictionary."""
+        if not pipeline:
+            return rhs
+        mark = f"parallel.stage = {draw(st.integers(0, 1))} : i64"
+        head, types = rhs.rsplit(" : (", 1)
+        if head.endswith("}"):
+            return f"{head[:-1]}, {mark}}} : ({types}"
+        return f"{head} {{{mark}}} : ({types}"
 
     def placement(shape) -> str:
         ps = [draw(st.sampled_from(["replicate"] + [f"split({d})" for d in range(len(shape))]))
@@ -50,14 +64,17 @@ def programs(draw):
     def emit(rhs: str, shape) -> str:
         name = f"%v{counter[0]}"
         counter[0] += 1
-        lines.append(f"    {name} = {rhs}")
+        lines.append(f"    {name} = {staged(rhs)}")
         values.append((name, shape))
         return name
 
     for i in range(draw(st.integers(1, 3))):
         shape = (draw(st.sampled_from([4, 8])), draw(st.sampled_from([4, 8])))
         args.append((f"%a{i}", shape))
-        emit(f"parallel.shard %a{i} to {placement(shape)} : {_t(shape)}", shape)
+        if pipeline:
+            values.append((f"%a{i}", shape))
+        else:
+            emit(f"parallel.shard %a{i} to {placement(shape)} : {_t(shape)}", shape)
     for _ in range(draw(st.integers(1, 6))):
         x, xs = draw(st.sampled_from(values))
         kind = draw(st.sampled_from(["unary", "binary", "row", "matmul", "transpose",
@@ -93,9 +110,8 @@ def programs(draw):
         elif kind == "softmax":
             axis = draw(st.integers(0, 1))
             emit(f"graph.softmax {x} {{axis = {axis} : i64}} : ({_t(xs)}) -> {_t(xs)}", xs)
-        else:
-            if 1 not in xs:
-                emit(f"parallel.shard {x} to {placement(xs)} : {_t(xs)}", xs)
+        elif not pipeline and 1 not in xs:
+            emit(f"parallel.shard {x} to {placement(xs)} : {_t(xs)}", xs)
     out, os_ = values[-1]
     target, ts = draw(st.sampled_from([v for v in values if v[1] == os_]))
     loss = emit(f"graph.mse {out}, {target} : ({_t(os_)}, {_t(ts)}) -> tensor<f32>", ())
@@ -106,7 +122,7 @@ def programs(draw):
     grads = ", ".join(f"%g#{i}" for i in range(len(args)))
     sig = ", ".join(f"{a}: {_t(s)}" for a, s in args)
     outs = ", ".join([_t(os_), "tensor<f32>"] + [_t(s) for _, s in args])
-    axes = ", ".join(f'"a{i}"' for i in range(n_axes))
+    axes = '"pipe"' if pipeline else ", ".join(f'"a{i}"' for i in range(n_axes))
     text = "\n".join([
         "module {",
         f"  parallel.grid @g(shape = {list(grid)}, axes = [{axes}])",
@@ -119,15 +135,20 @@ def programs(draw):
     return text, [s for _, s in args], seed
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(programs())
-def test_partitioned_program_equals_the_whole(case):
+def _inputs_and_results(case) -> tuple:
+    """The program's text, random inputs and the unpartitioned program's results on them."""
     text, shapes, seed = case
     rng = np.random.default_rng(seed)
     inputs = [rng.normal(size=s).astype(np.float32) for s in shapes]
     whole = parse_module(text)
     PassManager.parse("builtin.module(autodiff,canonicalize,cse)").run(whole)
-    want = interpret(whole, "f", *inputs)
+    return text, inputs, interpret(whole, "f", *inputs)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_partitioned_program_equals_the_whole(case):
+    text, inputs, want = _inputs_and_results(case)
     parts = parse_module(text)
     PassManager.parse("builtin.module(autodiff,canonicalize,cse,parallel-partition,"
                       "parallel-simplify)").run(parts)
@@ -135,3 +156,20 @@ def test_partitioned_program_equals_the_whole(case):
     for i, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5,
                                    err_msg=f"result #{i} of\n{text}")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(pipeline=True))
+def test_pipelined_program_equals_the_whole(case):
+    """The same programs, each op on a random one of 2 pipeline stages (after autodiff, so
+    the backward ops take stages by `parallel-pipeline`'s rules), on simulated ranks: the
+    results every rank returns equal the unpartitioned program's."""
+    text, inputs, want = _inputs_and_results(case)
+    parts = parse_module(text)
+    PassManager.parse("builtin.module(autodiff,canonicalize,cse,parallel-pipeline)").run(parts)
+    sim = SimulatedRanks(parts)
+    per_rank = sim.run_per_rank("f", [inputs, inputs])
+    for rank, got in enumerate(per_rank):
+        for i, (g, w) in enumerate(zip(got, want)):
+            np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5,
+                                       err_msg=f"result #{i} on rank {rank} of\n{text}")

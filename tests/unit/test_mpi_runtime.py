@@ -25,7 +25,7 @@ from irkit.passes import register_all
 from irkit.passes.parallel_report import (
     LINK_BANDWIDTH, LINK_LATENCY, collective_traffic, predict, weight_layers,
 )
-from irkit.runtime.distributed import data_parallel_passes
+from irkit.runtime.distributed import partition_passes
 from irkit.runtime.model import load_model
 from irkit.symbols import lookup_symbol_in
 
@@ -87,7 +87,7 @@ def _on_two_ranks(tmp_path: Path, script: str, model: str, engine: str) -> str:
     mpiexec = str(MPIEXEC) if MPIEXEC.exists() else "mpiexec"
     env = dict(os.environ, OMP_NUM_THREADS="2")
     proc = subprocess.run([mpiexec, "-n", "2", sys.executable, str(path),
-                           str(ROOT / "examples" / f"{model}.irk"), model, engine,
+                           str(ROOT / "examples" / f"{model}.irk"), Path(model).name, engine,
                            str(tmp_path)], stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=120,
                           cwd=ROOT, env=env)
@@ -189,12 +189,222 @@ def test_data_parallel_needs_as_many_ranks():
         load_model(ROOT / "examples" / "mlp.irk", data_parallel=3)
 
 
+#: each rank loads the annotated model (its grid is the request), runs `forward` on one batch,
+#: then STEPS training steps on the same batches as every other rank (the inputs are
+#: replicated on a `model` axis), and saves everything, its variables as its own pieces
+TENSOR_PARALLEL = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from mpi4py import MPI
+    from irkit.runtime.model import load_model
+    path, model, engine, out = sys.argv[1:5]
+    r = MPI.COMM_WORLD.Get_rank()
+    m = load_model(path, engine=engine, cache=False)
+    batches = np.load(out + "/batches.npz")
+    outs = m.forward(x=batches["test_x"], labels=batches["test_labels"])
+    losses = [float(m.train_step(x=batches[f"{{s}}_x"], labels=batches[f"{{s}}_labels"])["loss"])
+              for s in range({steps})]
+    np.savez(f"{{out}}/rank{{r}}.npz", losses=np.array(losses),
+             **{{f"var_{{k}}": np.asarray(v) for k, v in m.variables.items()}},
+             **{{f"out_{{k}}": np.asarray(v) for k, v in outs.items()}})
+""").format(steps=STEPS)
+
+
+def _one_process(model: str):
+    """The annotated example model run unpartitioned by the interpreter (its annotations
+    are identities there): the oracle of the partitioned runs."""
+    from irkit.runtime.model import Model
+    path = ROOT / "examples" / f"{model}.irk"
+    return Model(model_modules(compile_source(path.read_text(), str(path)))[path.stem])
+
+
+@needs_mpi
+@pytest.mark.parametrize("engine", ["jit", "interpreter"])
+def test_tensor_parallel_on_two_ranks_equals_one(tmp_path, engine):
+    """Megatron-LM's MLP (examples/parallel/mlp_tp.irk: w1 by columns, w2 by rows) on 2 MPI
+    ranks: `forward`'s logits, loss and gradients d_w1, d_w2, then the losses of 3 Adam steps,
+    equal one process's (1e-5); each rank holds its own block of w1, b1, w2 and of their Adam
+    moments (half the columns or rows), which are the blocks of one process's variables."""
+    from irkit.dialects.parallel import GridInfo, Sharding, Split, local_piece
+    *batches, test = _batches("mlp")
+    np.savez(tmp_path / "batches.npz",
+             **{f"{s}_{k}": v for s, b in enumerate(batches) for k, v in b.items()},
+             **{f"test_{k}": v for k, v in test.items()})
+    _on_two_ranks(tmp_path, TENSOR_PARALLEL, "parallel/mlp_tp", engine)
+    ranks = [np.load(tmp_path / f"rank{r}.npz") for r in range(2)]
+    ref = _one_process("parallel/mlp_tp")
+    for name, want in ref.forward(**test).items():
+        for r in range(2):
+            np.testing.assert_allclose(ranks[r][f"out_{name}"], want, rtol=1e-5, atol=1e-6,
+                                       err_msg=name)
+    want = [float(ref.train_step(**b)["loss"]) for b in batches]
+    for r in range(2):
+        np.testing.assert_allclose(ranks[r]["losses"], want, rtol=1e-5, atol=1e-6)
+    grid = GridInfo("g", (2,), ("model",))
+    split = {"w1": 1, "b1": 0, "w2": 0}
+    for name, value in ref.variables.items():
+        dim = split.get(name.split(".")[0])
+        s = Sharding("g", (Split(dim),)) if dim is not None else Sharding.replicated("g", 1)
+        for r in range(2):
+            np.testing.assert_allclose(ranks[r][f"var_{name}"], local_piece(value, grid, s, r),
+                                       rtol=1e-5, atol=1e-6, err_msg=f"{name} on rank {r}")
+
+
+def test_report_bytes_of_tensor_parallel():
+    """The Megatron MLP's step moves one all_reduce of the logits (B x 10 floats) per step,
+    whatever the parameters' sizes (counted from the DSL's shapes here)."""
+    from irkit.passes import pipeline
+    path = ROOT / "examples" / "parallel" / "mlp_tp.irk"
+    module = model_modules(compile_source(path.read_text(), str(path)))["mlp_tp"]
+    pipeline.pass_manager(None, pipeline.DEV_STAGE).run(module)
+    PassManager.parse(f"builtin.module({partition_passes()})").run(module)
+    step = [t for t in collective_traffic(module) if t.function == "train_step"]
+    assert [(t.kind, t.group, t.fixed, t.per_row) for t in step] == [
+        ("parallel.all_reduce", 2, 0, 10 * 4)]
+    assert step[0].sent(1024) == pytest.approx(2 * (2 - 1) / 2 * 1024 * 10 * 4)
+
+
+def test_tensor_parallel_mlp_has_one_all_reduce_per_layer_pair():
+    """The partitioned IR of examples/parallel/mlp_tp.irk: the forward pass of `forward` and
+    the whole `train_step` (forward, backward, Adam) each run one collective, the all_reduce
+    of the layer pair's partial logits; `forward` also gathers the two gradients it
+    returns."""
+    from irkit.passes import pipeline
+    path = ROOT / "examples" / "parallel" / "mlp_tp.irk"
+    module = model_modules(compile_source(path.read_text(), str(path)))["mlp_tp"]
+    pipeline.pass_manager(None, pipeline.DEV_STAGE).run(module)
+    PassManager.parse(f"builtin.module({partition_passes()})").run(module)
+    ops = [op.name for op in lookup_symbol_in(module, "forward").regions[0].blocks[0].ops]
+    forward = ops[:ops.index("graph.cross_entropy")]
+    assert [n for n in forward if n.startswith("parallel.")] == ["parallel.all_reduce"]
+    assert [n for n in ops if n.startswith("parallel.")] == [
+        "parallel.all_reduce", "parallel.all_gather", "parallel.all_gather"]
+    step = [op.name for op in lookup_symbol_in(module, "train_step").walk()]
+    assert [n for n in step if n.startswith("parallel.")] == ["parallel.all_reduce"]
+
+
+#: each rank loads the pipelined model with 4 micro-batches, trains STEPS steps on the whole
+#: batches (every stage is given the inputs), then runs `forward`; saves what it has
+PIPELINE = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from mpi4py import MPI
+    from irkit.runtime.model import load_model
+    path, model, engine, out = sys.argv[1:5]
+    r = MPI.COMM_WORLD.Get_rank()
+    m = load_model(path, engine=engine, micro_batches=4, cache=False)
+    batches = np.load(out + "/batches.npz")
+    losses = [float(m.train_step(x=batches[f"{{s}}_x"], labels=batches[f"{{s}}_labels"])["loss"])
+              for s in range({steps})]
+    outs = m.forward(x=batches["test_x"], labels=batches["test_labels"])
+    np.savez(f"{{out}}/rank{{r}}.npz", losses=np.array(losses),
+             **{{f"var_{{k}}": np.asarray(v) for k, v in m.variables.items()}},
+             **{{f"out_{{k}}": np.asarray(v) for k, v in outs.items()}})
+""").format(steps=STEPS)
+
+
+@needs_mpi
+def test_pipeline_on_two_ranks_equals_one(tmp_path):
+    """examples/parallel/mlp_pipeline.irk as a 2-stage pipeline of 4 micro-batches on 2 MPI
+    ranks (the interpreter engine, send/recv through mpi4py): every rank's losses over 3
+    Adam steps and `forward` outputs equal one process's on the whole batches (1e-5), and
+    each stage's params (w1, b1 on rank 0; w2, b2 on rank 1) and Adam moments too."""
+    *batches, test = _batches("mlp")
+    np.savez(tmp_path / "batches.npz",
+             **{f"{s}_{k}": v for s, b in enumerate(batches) for k, v in b.items()},
+             **{f"test_{k}": v for k, v in test.items()})
+    _on_two_ranks(tmp_path, PIPELINE, "parallel/mlp_pipeline", "interpreter")
+    ranks = [np.load(tmp_path / f"rank{r}.npz") for r in range(2)]
+    ref = _one_process("parallel/mlp_pipeline")
+    want = [float(ref.train_step(**b)["loss"]) for b in batches]
+    outs = ref.forward(**test)
+    for r in range(2):
+        np.testing.assert_allclose(ranks[r]["losses"], want, rtol=1e-5, atol=1e-6)
+        for name, w in outs.items():
+            np.testing.assert_allclose(ranks[r][f"out_{name}"], w, rtol=1e-5, atol=1e-6)
+    for name, value in ref.variables.items():
+        owner = 0 if name.split(".")[0] in ("w1", "b1") else 1
+        if name != "adam.step":
+            np.testing.assert_allclose(ranks[owner][f"var_{name}"], value, rtol=1e-5,
+                                       atol=1e-6, err_msg=name)
+
+
+#: every collective the compiled code runs, along the first dimension and another
+COLLECTIVES = """module @coll {
+  parallel.grid @g(shape = [2], axes = ["r"])
+  func.func @forward(%x: tensor<4x6xf32> {graph.name = "x"})
+      -> (tensor<2x6xf32> {graph.name = "rs0"}, tensor<4x3xf32> {graph.name = "rs1"},
+          tensor<8x3xf32> {graph.name = "a2a0"}, tensor<2x12xf32> {graph.name = "a2a1"},
+          tensor<4x6xf32> {graph.name = "bc"}, tensor<8x6xf32> {graph.name = "ag0"},
+          tensor<4x12xf32> {graph.name = "ag1"}, tensor<4x6xf32> {graph.name = "ar"},
+          tensor<4x3xf32> {graph.name = "sl"}) attributes {parallel.grid = @g} {
+    %a = parallel.reduce_scatter %x on @g ["r"] {dim = 0 : i64} : tensor<4x6xf32> -> tensor<2x6xf32>
+    %b = parallel.reduce_scatter %x on @g ["r"] {dim = 1 : i64} : tensor<4x6xf32> -> tensor<4x3xf32>
+    %c = parallel.all_to_all %x on @g ["r"] {concat_dim = 0 : i64, split_dim = 1 : i64}
+        : tensor<4x6xf32> -> tensor<8x3xf32>
+    %d = parallel.all_to_all %x on @g ["r"] {concat_dim = 1 : i64, split_dim = 0 : i64}
+        : tensor<4x6xf32> -> tensor<2x12xf32>
+    %e = parallel.broadcast %x on @g ["r"] {root = 1 : i64} : tensor<4x6xf32> -> tensor<4x6xf32>
+    %f = parallel.all_gather %x on @g ["r"] {dim = 0 : i64} : tensor<4x6xf32> -> tensor<8x6xf32>
+    %g = parallel.all_gather %x on @g ["r"] {dim = 1 : i64} : tensor<4x6xf32> -> tensor<4x12xf32>
+    %h = parallel.all_reduce %x on @g ["r"] : tensor<4x6xf32> -> tensor<4x6xf32>
+    %i = parallel.all_slice %x on @g ["r"] {dim = 1 : i64} : tensor<4x6xf32> -> tensor<4x3xf32>
+    return %a, %b, %c, %d, %e, %f, %g, %h, %i : tensor<2x6xf32>, tensor<4x3xf32>,
+        tensor<8x3xf32>, tensor<2x12xf32>, tensor<4x6xf32>, tensor<8x6xf32>, tensor<4x12xf32>,
+        tensor<4x6xf32>, tensor<4x3xf32>
+  }
+}"""
+
+#: rank r compiles COLLECTIVES (in OUT/coll.mlir) and runs it on its own x, saving the outputs
+COMPILED_COLLECTIVES = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from mpi4py import MPI
+    from irkit.dialects import register_all
+    from irkit.parser import parse_module
+    from irkit.runtime.compiled import compile_models
+    from irkit.runtime.distributed import (
+        PARTITION, DistributedJitEngine, load_mpi_symbols, partitioned_pipeline,
+    )
+    from irkit.runtime.model import Model
+    out = sys.argv[4]
+    register_all()
+    r = MPI.COMM_WORLD.Get_rank()
+    load_mpi_symbols()
+    module = parse_module(open(out + "/coll.mlir").read())
+    compiled = compile_models({"coll": module}, make_pm=partitioned_pipeline(PARTITION))
+    m = Model.from_engine("coll", DistributedJitEngine(compiled, "coll"))
+    got = m.forward(x=np.load(out + "/x.npy")[r])
+    np.savez(f"{out}/rank{r}.npz", **got)
+""")
+
+
+@needs_mpi
+def test_compiled_collectives_equal_the_interpreter(tmp_path):
+    """Each collective compiled to its MPI call (all_reduce, all_gather, reduce_scatter,
+    all_to_all, broadcast, all_slice; along the first dimension and the second, which goes
+    through a packed copy) gives on each of 2 ranks what the interpreter's simulated ranks
+    give."""
+    from irkit.dialects.parallel import run_spmd
+    from irkit.parser import parse_module
+    (tmp_path / "coll.mlir").write_text(COLLECTIVES)
+    xs = np.random.default_rng(0).normal(size=(2, 4, 6)).astype(np.float32)
+    np.save(tmp_path / "x.npy", xs)
+    _on_two_ranks(tmp_path, COMPILED_COLLECTIVES, "mlp", "jit")
+    want = run_spmd(parse_module(COLLECTIVES), "forward", [[x] for x in xs])
+    names = ["rs0", "rs1", "a2a0", "a2a1", "bc", "ag0", "ag1", "ar", "sl"]
+    for r in range(2):
+        got = np.load(tmp_path / f"rank{r}.npz")
+        for name, w in zip(names, want[r]):
+            np.testing.assert_allclose(got[name], w, rtol=1e-6, err_msg=f"{name} on rank {r}")
+
+
 def _partitioned(path: Path, model: str, ranks: int):
     from irkit.passes import pipeline
     module = model_modules(compile_source(path.read_text(), str(path)))[model]
     pipeline.pass_manager(None, pipeline.DEV_STAGE).run(module)
     plain = module.clone()
-    PassManager.parse(f"builtin.module({data_parallel_passes(ranks)})").run(module)
+    PassManager.parse(f"builtin.module({partition_passes(ranks)})").run(module)
     return module, plain
 
 

@@ -116,10 +116,10 @@ def test_megatron_tensor_parallel_forward_and_gradients():
                                           "w2": (Split(0),)})
     ops = [op.name for op in lookup_symbol_in(m, "forward").regions[0].blocks[0].ops]
     forward = ops[:ops.index("graph.cross_entropy")]
-    # one collective for the layer pair: the row-parallel matmul's partial sums reduced (the
-    # cost model scatters them by rows, as the loss takes rows; a returned block output is
-    # all_reduced, tests/filecheck/passes/parallel-partition.mlir)
-    assert [n for n in forward if n.startswith("parallel.")] == ["parallel.reduce_scatter"]
+    # one collective for the layer pair, as in Megatron-LM: the row-parallel matmul's partial
+    # sums all_reduced (a reduce_scatter by rows is charged with the gather that would take
+    # the rows back, parallel_propagate's cost model)
+    assert [n for n in forward if n.startswith("parallel.")] == ["parallel.all_reduce"]
     _, ref = _model()
     x, y = _batch(6)
     want = interpret(ref, "forward", x, y)
@@ -169,11 +169,12 @@ def test_bufferized_data_parallel_logreg_on_simulated_ranks():
     from irkit.dialects.graph import VariableOp
     from irkit.dialects.parallel import run_spmd
     from irkit.passes import pipeline
-    from irkit.runtime.distributed import data_parallel_rows
+    from irkit.runtime.distributed import partition_passes, partition_rows
     m = find_model(compile_source(LOGREG), "lr")
     ref = m.clone()
     pipeline.pass_manager(None, pipeline.DEV_STAGE).run(ref)
-    PassManager.parse(f"builtin.module({data_parallel_rows(None, 'loop', 2)})").run(m)
+    rows = partition_rows(None, "loop", partition_passes(2))
+    PassManager.parse(f"builtin.module({rows})").run(m)
     step_ops = {op.name for op in lookup_symbol_in(m, "train_step").walk()}
     assert {"mpi.comm_rank", "memory.subview", "mpi.allgather"} <= step_ops
     init = {op.var_name: op.initial_value() for op in ref.regions[0].blocks[0].ops

@@ -8,8 +8,9 @@
 // kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
 // its A block into mr-row panels, and a micro-kernel carrying mr * nr / lanes vector
 // accumulators through a k loop of `chunk` steps (broadcast of A, vector loads of packed B,
-// math.fma), added into C by vectors for a whole tile; for a tile crossing M or N, row by
-// row up to M, by vectors where they end before N, through a scratch tile where not.
+// math.fma), added into C by vectors for a whole tile; a tile crossing M or N goes through
+// a scratch tile: one loop over its valid rows, by vectors up to its last whole vector,
+// element by element past it.
 
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME:      %[[A:[^:]*]]: memref<?x?xf32>, %[[B:[^:]*]]: memref<?x?xf32>, %[[C:[^:]*]]: memref<?x?xf32>)
@@ -50,14 +51,16 @@
 // CHECK-NEXT:            %[[NEW:.*]] = arith.addf %[[OLD]], %[[ACC]]#0 : vector<8xf32>
 // CHECK-NEXT:            memory.vector_store %[[NEW]], %[[C]]
 // CHECK:               } else {
-// CHECK-NEXT:            %[[WHOLE:.*]] = arith.cmpi sle, %{{.*}}, %[[COLS:.*]] : index
-// CHECK-NEXT:            loop.if %[[WHOLE]] {
-// CHECK-NEXT:              memory.vector_load %[[C]]
-// CHECK:                 } else {
-// CHECK-NEXT:              memory.vector_store %[[ACC]]#0, %[[SCRATCH]]
-// CHECK-NEXT:              loop.for %{{.*}} = %{{.*}} to %[[COLS]]
-// CHECK:                     memory.load %[[SCRATCH]]
-// CHECK-NEXT:                memory.load %[[C]]
+// CHECK-NEXT:            memory.vector_store %[[ACC]]#0, %[[SCRATCH]]
+// CHECK:                 %[[REM:.*]] = arith.remui %[[COLS:.*]], %{{.*}} : index
+// CHECK-NEXT:            %[[SPLIT:.*]] = arith.subi %[[COLS]], %[[REM]] : index
+// CHECK-NEXT:            loop.for %[[R:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:              loop.for %[[J:.*]] = %{{.*}} to %[[SPLIT]] step
+// CHECK-NEXT:                memory.vector_load %[[SCRATCH]][%[[R]], %[[J]]]
+// CHECK:                     memory.vector_load %[[C]]
+// CHECK:                   loop.for %{{.*}} = %[[SPLIT]] to %[[COLS]] step
+// CHECK-NEXT:                memory.load %[[SCRATCH]]
+// CHECK:                     memory.load %[[C]]
 // CHECK-NEXT:                arith.addf
 // CHECK-NEXT:                memory.store %{{.*}}, %[[C]]
 // CHECK:               memory.dealloc %[[SCRATCH]]
@@ -89,11 +92,14 @@ func.func @matmul(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>)
 // CHECK:         math.fma
 // CHECK:         %[[LAST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
 // CHECK-NEXT:    loop.if %[[LAST]] {
-// CHECK:           %[[WIDE:.*]] = arith.extf %{{.*}}#0 : vector<8xf32> to vector<8xf64>
-// CHECK-NEXT:      %[[OLD:.*]] = memory.vector_load %[[ACC]][%{{.*}}] : memref<?x16xf64>, vector<8xf64>
-// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[OLD]], %[[WIDE]] : vector<8xf64>
-// CHECK-NEXT:      %[[T:.*]] = arith.truncf %[[SUM]] : vector<8xf64> to vector<8xf32>
-// CHECK-NEXT:      memory.vector_store %[[T]], %[[C]]
+// CHECK-NEXT:      memory.vector_store %{{.*}}#0, %[[SCRATCH:[0-9]+]]
+// CHECK:           loop.for
+// CHECK:             %[[S:.*]] = memory.vector_load %[[SCRATCH]]
+// CHECK-NEXT:        %[[WIDE:.*]] = arith.extf %[[S]] : vector<8xf32> to vector<8xf64>
+// CHECK:             %[[OLD:.*]] = memory.vector_load %[[ACC]][%{{.*}}] : memref<?x16xf64>, vector<8xf64>
+// CHECK-NEXT:        %[[SUM:.*]] = arith.addf %[[OLD]], %[[WIDE]] : vector<8xf64>
+// CHECK:             %[[T:.*]] = arith.truncf %[[SUM]] : vector<8xf64> to vector<8xf32>
+// CHECK-NEXT:        memory.vector_store %[[T]], %[[C]]
 // CHECK:         } else {
 // CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
 // CHECK-NEXT:      loop.if %[[FIRST]] {
@@ -213,8 +219,9 @@ func.func @conv(%x: memref<?x3x10x10xf32>, %k: memref<5x3x3x3xf32>, %o: memref<?
 }
 
 // An epilogue in the group (truncf, bias, relu) is applied at the micro-kernel's store:
-// the accumulators go through its ops lane-wise (vectors; the bias a vector load, the
-// constant a broadcast) into the group's real output. K (16) is one chunk, so no sums
+// the accumulators, through a scratch tile and one loop over it, go through its ops
+// lane-wise (vectors; the bias a vector load, the constant a broadcast) into the group's
+// real output. K (16) is one chunk, so no sums
 // wait anywhere: the f64 accumulator and the epilogue's own nest are gone.
 // CHECK-LABEL: func.func @epilogue(
 // CHECK-SAME:      %[[BIAS:[^:]*]]: memref<32xf32>, %[[Y:[^:]*]]: memref<?x32xf32>)
@@ -222,19 +229,17 @@ func.func @conv(%x: memref<?x3x10x10xf32>, %k: memref<5x3x3x3xf32>, %o: memref<?
 // CHECK-NOT:     xf64>
 // CHECK:         %[[ACC:.*]]:4 = loop.for
 // CHECK:           math.fma
-// CHECK:         loop.if %{{.*}} {
-// CHECK-NEXT:      %[[WIDE:.*]] = arith.extf %[[ACC]]#0 : vector<8xf32> to vector<8xf64>
-// CHECK-NEXT:      %[[B:.*]] = memory.vector_load %[[BIAS]][%{{.*}}] : memref<32xf32>, vector<8xf32>
-// CHECK-NEXT:      %[[T:.*]] = arith.truncf %[[WIDE]] : vector<8xf64> to vector<8xf32>
-// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[T]], %[[B]] : vector<8xf32>
-// CHECK-NEXT:      %[[Z:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
-// CHECK-NEXT:      %[[R:.*]] = arith.maximumf %[[S]], %[[Z]] : vector<8xf32>
-// CHECK-NEXT:      memory.vector_store %[[R]], %[[Y]][%{{.*}}, %{{.*}}] : memref<?x32xf32>, vector<8xf32>
-// CHECK:         } else {
-// CHECK:             loop.for
-// CHECK:               memory.load %[[BIAS]]
-// CHECK:               arith.maximumf %{{.*}}, %{{.*}} : f32
-// CHECK-NEXT:          memory.store %{{.*}}, %[[Y]]
+// CHECK:         memory.vector_store %[[ACC]]#0, %[[SCRATCH:[0-9]+]]
+// CHECK:         loop.for
+// CHECK-NEXT:      loop.for
+// CHECK-NEXT:        %[[X:.*]] = memory.vector_load %[[SCRATCH]]
+// CHECK-NEXT:        %[[WIDE:.*]] = arith.extf %[[X]] : vector<8xf32> to vector<8xf64>
+// CHECK:             %[[B:.*]] = memory.vector_load %[[BIAS]][%{{.*}}] : memref<32xf32>, vector<8xf32>
+// CHECK-NEXT:        %[[T:.*]] = arith.truncf %[[WIDE]] : vector<8xf64> to vector<8xf32>
+// CHECK-NEXT:        %[[S:.*]] = arith.addf %[[T]], %[[B]] : vector<8xf32>
+// CHECK-NEXT:        %[[Z:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK-NEXT:        %[[R:.*]] = arith.maximumf %[[S]], %[[Z]] : vector<8xf32>
+// CHECK-NEXT:        memory.vector_store %[[R]], %[[Y]][%{{.*}}, %{{.*}}] : memref<?x32xf32>, vector<8xf32>
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
 // NOEPI-LABEL: func.func @epilogue(

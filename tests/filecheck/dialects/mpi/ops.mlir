@@ -14,3 +14,14 @@ func.func @collectives(%g: memref<64x128xf32>, %x: memref<?x10xf32>,
   %r = mpi.comm_rank : index
   return %r : index
 }
+
+// CHECK-LABEL: func.func @blocks
+// CHECK: mpi.reduce_scatter %[[A:.*]], %[[MINE:.*]] : memref<8x10xf32>, memref<4x10xf32>
+// CHECK: mpi.alltoall %[[A]], %[[B:.*]] : memref<8x10xf32>, memref<8x10xf32>
+// CHECK: mpi.bcast %[[MINE]] {root = 1 : i64} : memref<4x10xf32>
+func.func @blocks(%a: memref<8x10xf32>, %b: memref<8x10xf32>, %mine: memref<4x10xf32>) {
+  mpi.reduce_scatter %a, %mine : memref<8x10xf32>, memref<4x10xf32>
+  mpi.alltoall %a, %b : memref<8x10xf32>, memref<8x10xf32>
+  mpi.bcast %mine {root = 1 : i64} : memref<4x10xf32>
+  return
+}
