@@ -10,6 +10,9 @@ calls of the MPI library's C functions through the MPICH ABI (`irkit.backends.ll
     mpi.alltoall %send, %recv : memref<8x10xf32>, memref<8x10xf32>
     mpi.bcast %buf {root = 0 : i64} : memref<4x10xf32>
     %r = mpi.comm_rank : index
+    mpi.send %h, %peer : memref<?x128xf32>
+    %n = mpi.probe %peer : index
+    mpi.recv %h, %peer : memref<?x128xf32>
 
 All run over every rank of the world (`MPI_COMM_WORLD`): the partitioned program's grid is
 the world, and a collective over part of it is not lowered here (bufferize says so, at the
@@ -20,6 +23,13 @@ one after the other into `recv` along its first dimension; `reduce_scatter` and 
 cut their `send` into the ranks' blocks along the first dimension too (bufferize packs a
 value split along another dimension so). The buffers are contiguous (the identity layout):
 they are handed to MPI as plain pointers.
+
+`send`, `probe` and `recv` are point to point (a pipeline's stages): `%peer` is the world
+rank at the other end, or -1 for none (MPI's `MPI_PROC_NULL`: the rank at a grid's edge, whose
+send is no message and whose recv is zeros). Messages between two ranks arrive in the order
+they were sent. A received value's `?` size is the sender's: `probe` waits for the next
+message from `%peer` and gives its size in bytes (0 from none), which sizes the buffer
+`recv` then fills.
 
 In the interpreter they run on the rank's `Communicator` (`interp.state
 ["parallel.communicator"]`, as the `parallel` collectives do), so a bufferized partitioned
@@ -38,6 +48,9 @@ from irkit.opdef import (
 from irkit.types import I64, INDEX, MemRefType
 from irkit.dialects.memory import READ, WRITE, check_live, check_writable, parse_memref_type
 
+#: the interpreter state's messages `mpi.probe` took, by source, until `mpi.recv` reads them
+PROBED = "mpi.probed"
+
 mpi = Dialect("mpi", "Collectives over buffers: what compiled code asks of the MPI library.")
 
 _I64 = attr_constraint(IntegerAttr, "64-bit integer attribute", lambda a: a.type is I64)
@@ -52,6 +65,17 @@ def _communicator(interp, op: Op):
                                f"with irkit.dialects.parallel.run_spmd or on MPI ranks",
                                op.location)
     return comm
+
+
+def _operand_pair(p) -> tuple:
+    """`%a, %b {attrs} :` of the custom syntax: the two operand references and the attributes,
+    the types left to read."""
+    a = p.parse_operand_ref()
+    p.expect(",")
+    b = p.parse_operand_ref()
+    attrs = p.parse_optional_attr_dict()
+    p.expect(":")
+    return a, b, attrs
 
 
 class _BufferCollective(Op):
@@ -89,11 +113,7 @@ class _BufferCollective(Op):
 
     @classmethod
     def parse(cls, p, num_results):
-        send = p.parse_operand_ref()
-        p.expect(",")
-        recv = p.parse_operand_ref()
-        attrs = p.parse_optional_attr_dict()
-        p.expect(":")
+        send, recv, attrs = _operand_pair(p)
         s = parse_memref_type(p)
         p.expect(",")
         r = parse_memref_type(p)
@@ -251,3 +271,113 @@ class CommRankOp(Op):
 
     def interpret(self, interp, values):
         return [_communicator(interp, self).rank]
+
+
+class _PointToPoint(Op):
+    """A buffer and the peer's world rank (custom syntax of the module docstring)."""
+
+    __slots__ = ()
+    buffer = Operand(ContiguousBuffer)
+    peer = Operand(Index)
+
+    def infer_result_types(self):
+        return []
+
+    @classmethod
+    def parse(cls, p, num_results):
+        buf, peer, attrs = _operand_pair(p)
+        t = parse_memref_type(p)
+        return cls.build(p.resolve(buf, t), p.resolve(peer, INDEX), attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.buffer)}, {p.value(self.peer)}")
+        p.attr_dict(self)
+        p.write(f" : {self.buffer.type}")
+
+
+@mpi.op
+class SendOp(_PointToPoint):
+    """Send `buffer` to world rank `peer` (MPI_Send); nothing when `peer` is -1.
+
+        mpi.send %h, %peer : memref<?x128xf32>
+    """
+
+    name = "mpi.send"
+
+    def memory_effects(self):
+        return [(READ, self.buffer)]
+
+    def interpret(self, interp, values):
+        buf, peer = values
+        check_live(interp, self, buf)
+        if int(peer) >= 0:
+            _communicator(interp, self).send(np.array(buf), int(peer))
+        return []
+
+
+@mpi.op
+class RecvOp(_PointToPoint):
+    """Fill `buffer` with the next message from world rank `peer` (MPI_Recv), which must
+    have its shape; zeros when `peer` is -1.
+
+        mpi.recv %h, %peer : memref<?x128xf32>
+    """
+
+    name = "mpi.recv"
+
+    def memory_effects(self):
+        return [(WRITE, self.buffer)]
+
+    def interpret(self, interp, values):
+        buf, peer = values
+        check_live(interp, self, buf)
+        check_writable(self, buf)
+        if int(peer) < 0:
+            buf[...] = 0
+            return []
+        waiting = interp.state.get(PROBED, {}).get(int(peer))
+        x = waiting.pop(0) if waiting else _communicator(interp, self).recv(int(peer))
+        if x.shape != buf.shape:
+            raise InterpreterError(f"'{self.name}' received shape {list(x.shape)} into a "
+                                   f"buffer of shape {list(buf.shape)}", self.location)
+        np.copyto(buf, x)
+        return []
+
+
+@mpi.op
+class ProbeOp(Op):
+    """The size in bytes of the next message from world rank `peer`, waiting for it
+    (MPI_Probe, MPI_Get_count); 0 when `peer` is -1. The message stays to be received.
+
+        %n = mpi.probe %peer : index
+    """
+
+    name = "mpi.probe"
+    peer = Operand(Index)
+    size = Result(Index)
+
+    def infer_result_types(self):
+        return [INDEX]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        peer = p.parse_operand_ref()
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        p.parse_type()
+        return cls.build(p.resolve(peer, INDEX), attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.peer)}")
+        p.attr_dict(self)
+        p.write(" : index")
+
+    def interpret(self, interp, values):
+        """The interpreter's communicators have no probe: the message is received here and
+        kept for the `mpi.recv` that follows."""
+        peer = int(values[0])
+        if peer < 0:
+            return [0]
+        x = _communicator(interp, self).recv(peer)
+        interp.state.setdefault(PROBED, {}).setdefault(peer, []).append(x)
+        return [x.nbytes]

@@ -21,6 +21,14 @@ over a split batch is the mean of equal micro-batch means (cross_entropy's batch
 scaled by 1/M, `graph.dim` of a split batch by M), and the optimizer's update, which reads
 the accumulated gradients, runs once.
 
+The virtual axis has no links, so the propagation prices its conversions by memory, not by
+messages (`accumulation_cost`): joining micro-batches (all_gather, all_to_all: a concat of
+every micro-batch's piece) keeps all of them live at once and copies them, which is what
+micro-batching exists to avoid; summing partial values (all_reduce) keeps one running sum;
+cutting a whole value into micro-batches is a view. So a weight's gradient `x^T g` is
+accumulated, one matmul per micro-batch summed (the batch is the reduced factor), even
+where the network cost would gather the batch or exchange blocks of `x^T` instead.
+
 **Stages.** Every op gets one stage (sound for any choice: a value used on another stage
 than its producer's is sent there), by these rules in order:
 
@@ -64,11 +72,11 @@ from irkit.dialects.func import FuncOp, ReturnOp
 from irkit.dialects.graph import AddOp, AssignOp, ConcatOp, ReadOp, SplitOp
 from irkit.dialects.parallel import (
     STAGES_ATTR, VARIABLE_STAGES_ATTR, AllGatherOp, AllReduceOp, AllSliceOp, AllToAllOp,
-    GridInfo, GridOp, RecvOp, ReduceScatterOp, SendOp, ShardOp, Sharding, Split,
-    boundary_sharding,
+    PARTIAL, REPLICATE, GridInfo, GridOp, RecvOp, ReduceScatterOp, SendOp, ShardOp, Sharding,
+    Split, boundary_sharding,
 )
 from irkit.passes.parallel_partition import Partitioner
-from irkit.passes.parallel_propagate import modules_with_grids, propagate
+from irkit.passes.parallel_propagate import INFINITE, modules_with_grids, propagate
 
 #: the attribute of the DSL's stage blocks, and the micro-batch index of an unrolled op
 STAGE_ATTR = "parallel.stage"
@@ -99,9 +107,24 @@ def micro_batch(fn: FuncOp, m: int) -> None:
                 d["parallel.sharding"] = split
         if dicts:
             spmd.properties[key] = ArrayAttr([DictionaryAttr(d) for d in dicts])
-    plan, assigned = propagate(scratch)
+    plan, assigned = propagate(scratch, cost=accumulation_cost)
     Partitioner(spmd, plan, assigned[spmd]).run()
     _Unroll(fn, spmd, plan.grid, m).run()
+
+
+def accumulation_cost(src, dst, nbytes: int, k: int) -> float:
+    """What converting a value of `nbytes` from `src` to `dst` costs on the micro-batch axis
+    of `k` (`conversion_cost`'s signature; see the module docstring): the bytes held live
+    (and copied, for a join) beyond one micro-batch's."""
+    if dst is None or src == dst or k == 1:
+        return 0
+    if dst == PARTIAL:
+        return INFINITE
+    if src == REPLICATE:
+        return 0                        # each micro-batch's slice: a view
+    if src == PARTIAL:
+        return nbytes                   # the running sum (then a slice of it)
+    return 2 * nbytes                   # a join: every micro-batch's piece live, and copied
 
 
 class _Unroll:
@@ -171,6 +194,15 @@ class _Unroll:
         return list(self.insert(SplitOp.create(x, [], location=location, axis=dim,
                                                sections=self.m)).results)
 
+    def all_slice(self, op: AllSliceOp) -> list[Value]:
+        """Copy i is block i of the replicated operand: of its one value, or of its copy i
+        where each micro-batch computed it (equal copies, as a size read from a micro-
+        batch times M)."""
+        x, dim = op.operand, op.int_prop("dim")
+        if x in self.single:
+            return self.cut(self.single[x], dim, op.location)
+        return [self.cut(c, dim, op.location)[i] for i, c in enumerate(self.copies[x])]
+
     def all_to_all(self, op: AllToAllOp) -> list[Value]:
         """Copy i is the concatenation of block i of every copy (cut along split_dim)."""
         blocks = [self.cut(x, op.int_prop("split_dim"), op.location)
@@ -183,7 +215,7 @@ _COLLECTIVES = {
     AllReduceOp: lambda u, op: u.total(op),
     AllGatherOp: lambda u, op: u.graph(ConcatOp, u.copies[op.operand], location=op.location,
                                        axis=op.int_prop("dim")),
-    AllSliceOp: lambda u, op: u.cut(u.single[op.operand], op.int_prop("dim"), op.location),
+    AllSliceOp: lambda u, op: u.all_slice(op),
     ReduceScatterOp: lambda u, op: u.cut(u.total(op), op.int_prop("dim"), op.location),
     AllToAllOp: lambda u, op: u.all_to_all(op),
 }

@@ -110,9 +110,12 @@ def conversion_cost(src, dst, nbytes: int, k: int) -> float:
 
 
 class ModulePlan:
-    """A module's grid and its variables' placements (see `variable_shardings`)."""
+    """A module's grid, its variables' placements (see `variable_shardings`), and what a
+    conversion costs on its axes (`cost`, `conversion_cost`'s signature: a grid of real
+    ranks; `parallel-pipeline` prices its virtual micro-batch axis otherwise)."""
 
-    def __init__(self, module: Operation) -> None:
+    def __init__(self, module: Operation, cost=conversion_cost) -> None:
+        self.cost = cost
         block = module.regions[0].blocks[0]
         grids = [op for op in block.ops if isinstance(op, GridOp)]
         if len(grids) != 1:
@@ -231,11 +234,11 @@ def choose(op: Operation, axis: int, plan: ModulePlan, known, requested: set, op
         for v, need in zip(op.operands, opt.operands):
             have = known(v)
             if have is not None and (v, axis, need) not in requested:
-                cost += conversion_cost(have, need, size(v), k)
+                cost += plan.cost(have, need, size(v), k)
         for r, made in zip(op.results, opt.results):
             want = known(r)
             if want is not None:
-                cost += conversion_cost(made, want, size(r), k)
+                cost += plan.cost(made, want, size(r), k)
         if best is None or cost < best_cost:
             best, best_cost = opt, cost
     return best
@@ -331,10 +334,11 @@ class Propagation:
         return out
 
 
-def propagate(module: Operation, remarks: set | None = None) -> tuple:
+def propagate(module: Operation, remarks: set | None = None, cost=conversion_cost) -> tuple:
     """Run the propagation on every function of `module` (which holds a grid) and write
-    the attributes; returns the plan and, per function, value -> Sharding."""
-    plan = ModulePlan(module)
+    the attributes, conversions priced by `cost` (`ModulePlan`); returns the plan and, per
+    function, value -> Sharding."""
+    plan = ModulePlan(module, cost)
     remarks = set() if remarks is None else remarks
     result = {}
     for fn in list(module.regions[0].blocks[0].ops):

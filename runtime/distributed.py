@@ -11,8 +11,12 @@ of its inputs and params) is partitioned the same way as its annotations say: ev
 given the whole of each replicated input and holds its piece of each split variable (its
 slice of the one whole initial value, `variable_piece`); its results are whole on every
 rank where they are replicated. Its `stage` blocks make it a pipeline (`parallel-pipeline`,
-`micro_batches`): rank r runs stage r's program, on the interpreter engine only (compiled
-code has no send/recv yet).
+`micro_batches`): rank r runs stage r's program (`forward` and `train_step` are its stage's
+functions) and holds the current values of its stage's variables only. Reading the
+variables (`model.variables`, `model.save()`) after a step therefore first brings every
+variable from the rank that owns it (`StageStore`: one MPI_Bcast per variable from its
+owner, at the first read after a call, not at every step): a read is collective, and every
+rank reads the variables at the same point of the program, as every rank makes the calls.
 
 How the collectives run, per engine:
 
@@ -24,9 +28,11 @@ How the collectives run, per engine:
   `mpi` op on the buffer that holds the value (in place for a gradient's all_reduce:
   `irkit.passes.bufferization.collectives`), `parallel-drop-grids` removes the grids, and
   the LLVM backend emits `MPI_Allreduce`, `MPI_Allgather`, `MPI_Reduce_scatter_block`,
-  `MPI_Alltoall` and `MPI_Bcast` calls through MPICH's C ABI
-  (`irkit.backends.llvm_collectives`); `load_mpi_symbols` makes the `libmpi` that mpi4py
-  loaded visible to the JIT's linker.
+  `MPI_Alltoall` and `MPI_Bcast` calls through MPICH's C ABI, and a pipeline's send/recv
+  `MPI_Send`, `MPI_Probe` and `MPI_Recv` (`irkit.backends.llvm_collectives`);
+  `load_mpi_symbols` makes the `libmpi` that mpi4py loaded visible to the JIT's linker. A
+  stage's outputs come from other ranks (received), so their shapes are derived from the
+  model's function before it was cut into stages (which returns the same results).
 
 Why the compiled code calls MPI rather than the runtime splitting a step at its
 collectives and calling mpi4py between compiled pieces: one compiled function per step
@@ -59,7 +65,7 @@ import numpy as np
 from irkit.dialects.graph import VariableOp
 from irkit.dialects.parallel import (
     STAGES_ATTR, Communicator, GridInfo, GridOp, boundary_sharding, entry_function,
-    rank_function, variable_piece, variable_shardings,
+    rank_function, variable_piece, variable_shardings, variable_stages,
 )
 from irkit.ir import Operation
 from irkit.pass_manager import PassManager
@@ -69,7 +75,7 @@ from irkit.runtime.engines import (
     InterpreterEngine, JitEngine, expand_derivatives, has_derivatives, select_model,
 )
 from irkit.runtime.inputs import contiguous
-from irkit.passes.parallel_pipeline import STAGE_ATTR
+from irkit.symbols import lookup_symbol_in
 
 #: the passes that partition a module after autodiff (`parallel-data` annotates first)
 PARTITION = "parallel-propagate,parallel-partition,parallel-simplify"
@@ -251,9 +257,49 @@ def check_equal_blocks(world, dims: list[tuple[str, int]], given: dict, fn_name:
 # ---------------------------------------------------------------------------------------------
 
 
+class StageStore(dict):
+    """The variables of a pipelined model on one rank (name -> array), where only those of
+    this rank's stage are current after a call (`parallel.variable_stages`). After a call
+    (`called`) the first read of any variable brings all of them up to date, each broadcast
+    in place from its owner's rank (`sync`), so the read is collective: every rank must read
+    then too. The engine itself reads only this rank's variables, through `local` (no
+    broadcast)."""
+
+    def __init__(self, world, owners: dict) -> None:
+        super().__init__()
+        self._world = world
+        self._owners = owners           # name -> owning rank
+        self._stale = False
+
+    def __getitem__(self, name: str):
+        if self._stale:
+            self.sync()
+        return super().__getitem__(name)
+
+    def sync(self) -> None:
+        """Every variable from its owner, in name order (the same on every rank)."""
+        self._stale = False
+        for name in sorted(self):
+            value = super().__getitem__(name)
+            if name in self._owners:
+                self._world.Bcast(value, root=self._owners[name])
+
+    def local(self) -> dict:
+        """The arrays as they are here, without a broadcast (what this rank's stage reads and
+        updates)."""
+        return {name: super(StageStore, self).__getitem__(name) for name in self}
+
+    def called(self, local: dict) -> None:
+        """A call ran on `local`: keep what it assigned; the other stages' variables are
+        stale now."""
+        self.update(local)
+        self._stale = True
+
+
 class _OnRank:
     """What the engines of a partitioned model on one MPI rank share: the world, the grid,
-    this rank's pieces of the variables, and the equal-blocks check before each call."""
+    this rank's pieces of the variables, its stage's functions, the equal-blocks check
+    before each call, and a pipeline's variables brought from their owners when read."""
 
     def _join(self, graph: Operation) -> None:
         """`graph`: the partitioned graph module (its grid still there)."""
@@ -262,6 +308,25 @@ class _OnRank:
         self._world = world_for(self._grid.size)
         self._split = {n: split_dims(entry_function(graph, n), self._grid)
                        for n in self.functions()}
+
+    def rank_functions(self, module: Operation) -> dict:
+        """`forward` and `train_step` (those `module` has) -> the function this rank runs
+        for each (its stage's in a pipeline)."""
+        grid = module_grid(module)
+        rank = world_for(grid.size).Get_rank()
+        out = {}
+        for name in ("forward", "train_step"):
+            try:
+                out[name] = rank_function(module, name, grid, rank)
+            except ValueError:          # the model has no such function
+                continue
+        return out
+
+    def variable_store(self) -> dict:
+        owners = variable_stages(self._graph)
+        if not owners:
+            return super().variable_store()
+        return StageStore(self._world, {n: self._grid.rank_of([s]) for n, s in owners.items()})
 
     def variables(self) -> dict:
         """Each variable's piece on this rank: its slice of the whole initial value (the
@@ -278,7 +343,16 @@ class _OnRank:
 
     def run(self, fn: str, model_name: str, given: dict, store: dict) -> dict:
         check_equal_blocks(self._world, self._split[fn], given, f"{model_name}.{fn}")
-        return super().run(fn, model_name, given, store)
+        if not isinstance(store, StageStore):
+            return super().run(self.entry(fn), model_name, given, store)
+        local = store.local()
+        out = super().run(self.entry(fn), model_name, given, local)
+        store.called(local)
+        return out
+
+    def entry(self, fn: str) -> str:
+        """The name the engine underneath calls `fn` by."""
+        return fn
 
 
 class DistributedInterpreterEngine(_OnRank, InterpreterEngine):
@@ -290,22 +364,39 @@ class DistributedInterpreterEngine(_OnRank, InterpreterEngine):
             else module.clone()
         PassManager.parse(f"builtin.module({passes})").run(module)
         super().__init__(module, disable)
-        grid = module_grid(module)
-        rank = world_for(grid.size).Get_rank()
-        stages = module.attributes.get(STAGES_ATTR)
-        for name in ("forward", "train_step"):
-            if stages is not None and name in stages.value:
-                self._functions[name] = rank_function(module, name, grid, rank)
+        self._functions = self.rank_functions(module)
         self._join(module)
         self._state["parallel.communicator"] = MPICommunicator(self._grid, self._world)
 
 
 class DistributedJitEngine(_OnRank, JitEngine):
-    """The compiled model on one MPI rank (its code calls MPI itself)."""
+    """The compiled model on one MPI rank (its code calls MPI itself). Of a pipeline, it
+    calls this rank's stage functions, and `whole` is the model's graph module before the
+    cut, whose functions give the outputs' shapes (see the module docstring)."""
 
-    def __init__(self, compiled, model: str, threads: int = 0) -> None:
+    def __init__(self, compiled, model: str, threads: int = 0,
+                 whole: Operation | None = None) -> None:
         super().__init__(compiled, model, threads)
-        self._join(compiled.models[model].graph.op)
+        graph = compiled.models[model].graph.op
+        self._entries = {name: fn.properties["sym_name"].value
+                         for name, fn in self.rank_functions(graph).items()}
+        if whole is not None:
+            shapes = self.runner.graph_functions
+            for name, symbol in self._entries.items():
+                shapes[symbol] = lookup_symbol_in(whole, name)
+        self._join(graph)
+
+    def functions(self) -> set[str]:
+        return set(self._entries)
+
+    def inputs(self, fn: str):
+        return super().inputs(self._entries[fn])
+
+    def outputs(self, fn: str) -> list[str]:
+        return super().outputs(self._entries[fn])
+
+    def entry(self, fn: str) -> str:
+        return self._entries[fn]
 
 
 def distributed_engine(engine: str, text: str, filename: str, model: str | None,
@@ -333,9 +424,6 @@ def distributed_engine(engine: str, text: str, filename: str, model: str | None,
                                  f"stages of a pipeline (grid g[pipe=N] and stage blocks)")
             return None
         ranks = module_grid(declared).size
-        if engine == "jit" and any(STAGE_ATTR in op.attributes for op in declared.walk()):
-            raise ValueError("a pipeline (stage blocks) runs on the 'interpreter' engine: "
-                             "compiled code has no send/recv yet")
     else:
         ranks = check_ranks(data_parallel)
     passes = partition_passes(data_parallel, micro_batches or 1)
@@ -361,4 +449,8 @@ def distributed_engine(engine: str, text: str, filename: str, model: str | None,
                                        "partition": passes}, cache=cache)
     SOURCES.add(filename, text)
     name = select_model(compiled.models, filename, model)
-    return name, DistributedJitEngine(compiled, name, threads)
+    whole = None
+    if STAGES_ATTR in compiled.models[name].graph.op.attributes:
+        whole = expand_derivatives(model_modules(compile_source(text, filename))[name],
+                                   disable)
+    return name, DistributedJitEngine(compiled, name, threads, whole)

@@ -77,6 +77,11 @@ class Engine:
         storage `store`: a dict from output name to array."""
         raise NotImplementedError
 
+    def variable_store(self) -> dict:
+        """The dict a `Model` keeps the variables in (name -> array): a plain one, or an
+        engine's own that also holds them elsewhere (`irkit.runtime.cuda.DeviceStore`)."""
+        return {}
+
 
 # ---------------------------------------------------------------------------------------------
 # Dev mode

@@ -103,7 +103,7 @@ class Model:
         self._train_step = "train_step" if "train_step" in functions else None
         self.inputs = engine.inputs("forward")
         self.outputs = engine.outputs("forward")
-        self._store: dict = {}
+        self._store = engine.variable_store()
         types = {}
         for vname, (value, shape, dtype) in engine.variables().items():
             self._store[vname] = value

@@ -26,16 +26,29 @@ or out of one afterwards (`_unpack`), k strided copies each:
 
 The group must be every rank of the grid (the compiled code runs on `MPI_COMM_WORLD`, one
 rank per grid point, and a group's index is then the world rank); anything else, and
-send/recv and axis_index, are located errors: such programs run in the interpreter.
+axis_index, are located errors: such programs run in the interpreter.
+
+Point to point (a pipeline's stages), the peer being the world rank `offset` steps along the
+op's axis (row-major: the rank plus `offset` times the axis's stride), or -1 (none) where
+that steps off the grid's edge, computed from `mpi.comm_rank` with index arithmetic:
+
+- `parallel.send %x` -> `mpi.send` of `%x`'s buffer (a contiguous copy of a view);
+- `parallel.recv` -> `mpi.recv` into the result's buffer. A `?` size is the sender's, so it
+  is read from the message: `mpi.probe` gives its bytes, divided by the bytes of the other
+  dimensions (one `?` at most). Such a buffer's size is known only once the message is
+  there, so `plan-memory` leaves it a `memory.alloc` of its own.
 """
 
 from __future__ import annotations
 
+from math import prod
+
 from irkit.ir import Operation, Value
 from irkit.types import MemRefType
-from irkit.dialects.memory import CopyOp, DeallocOp, SubviewOp
+from irkit.dialects.memory import CopyOp, DeallocOp, SubviewOp, byte_size
 from irkit.dialects.mpi import (
-    AllgatherOp, AllreduceOp, AlltoallOp, BcastOp, CommRankOp, ReduceScatterOp,
+    AllgatherOp, AllreduceOp, AlltoallOp, BcastOp, CommRankOp, ProbeOp, RecvOp,
+    ReduceScatterOp, SendOp,
 )
 from irkit.passes.bufferization.buffers import BufferizeError
 from irkit.passes.bufferization.function import Bufferization, bufferizes
@@ -223,3 +236,48 @@ def all_slice(bz: Bufferization, op: Operation) -> None:
     view = bz.b.insert(SubviewOp.create(src, offsets, sizes, [1] * len(sizes),
                                         location=op.location)).results[0]
     bz.define(op.result, view)
+
+
+def _peer(bz: Bufferization, op: Operation) -> Value:
+    """The world rank `op`'s offset steps along its axis, or -1 off the grid's edge."""
+    grid = op.grid_info()
+    axis = op.axis_indices()[0]
+    stride, size = prod(grid.shape[axis + 1:]), grid.shape[axis]
+    offset = op.int_prop("offset")
+    s = bz.scalars()
+    rank = bz.b.create(CommRankOp).results[0]
+    moved = s.add(s.op("arith.remui", s.op("arith.divui", rank, bz.index(stride)),
+                       bz.index(size)), bz.index(offset))
+    inside = s.and_(s.cmp("ge", moved, bz.index(0)), s.cmp("lt", moved, bz.index(size)))
+    return s.select(inside, s.add(rank, bz.index(offset * stride)), bz.index(-1))
+
+
+@bufferizes("parallel.send")
+def send(bz: Bufferization, op: Operation) -> None:
+    held = bz.buffer(op.operand)
+    buf = _contiguous(bz, held)
+    bz.b.create(SendOp, buf, _peer(bz, op))
+    if buf is not held:
+        bz.b.create(DeallocOp, buf)
+
+
+@bufferizes("parallel.recv")
+def recv(bz: Bufferization, op: Operation) -> None:
+    t = op.result.type
+    peer = _peer(bz, op)
+    dynamic = [a for a, d in enumerate(t.shape) if d is None]
+    if len(dynamic) > 1:
+        raise BufferizeError(f"cannot bufferize '{op.name}' of {t}: compiled code reads one "
+                             f"`?` size from the message, this type has {len(dynamic)}",
+                             op.location)
+    sizes = [bz.index(d) if d is not None else None for d in t.shape]
+    if dynamic:
+        row = byte_size(t.element) * prod(d for d in t.shape if d is not None)
+        nbytes = bz.b.create(ProbeOp, peer).results[0]
+        sizes[dynamic[0]] = bz.scalars().op("arith.divui", nbytes, bz.index(row))
+    out = bz.dest(op.result, sizes)
+    buf = out if out.type.layout is None else _scratch(bz, _Shape(t.shape, sizes), t.element)
+    bz.b.create(RecvOp, buf, peer)
+    if buf is not out:
+        bz.b.create(CopyOp, buf, out)
+        bz.b.create(DeallocOp, buf)

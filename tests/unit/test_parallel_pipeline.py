@@ -159,3 +159,28 @@ def test_report_counts_the_messages():
         by_stage = {s: [t for t in step if t.function == f"train_step_stage{s}"] for s in (0, 1)}
         assert [t.payload(64) for t in by_stage[0]] == [64 // m * 16 * 4] * m
         assert sorted(t.payload(64) for t in by_stage[1]) == [4] + [64 // m * 16 * 4] * m
+
+
+def test_bufferized_send_recv_on_simulated_ranks():
+    """Point to point lowered to buffers (what the JIT compiles: `mpi.send`, `mpi.probe`,
+    `mpi.recv` to a peer computed from `mpi.comm_rank`) runs on 2 simulated ranks as the
+    tensor form does: a received `?` size is the sender's, and a rank off the grid's edge
+    receives zeros (the outputs start as NaN, so an unwritten one shows)."""
+    from irkit.dialects.parallel import run_spmd
+    from irkit.parser import parse_module
+    from irkit.passes import pipeline
+    from tests.unit.test_mpi_runtime import POINT_TO_POINT
+    m = parse_module(POINT_TO_POINT)
+    PassManager.parse(f"builtin.module({pipeline.passes_between(None, 'loop')})").run(m)
+    ops = {op.name for op in m.walk()}
+    assert {"mpi.send", "mpi.probe", "mpi.recv", "mpi.comm_rank"} <= ops
+    assert not any(n.startswith("parallel.") and n != "parallel.grid" for n in ops)
+    rng = np.random.default_rng(1)
+    xs = [rng.normal(size=(5, 3)).astype(np.float32), rng.normal(size=(2, 3)).astype(np.float32)]
+    outs = [[np.full(3, np.nan, np.float32), np.full((2, 3), np.nan, np.float32)] for _ in xs]
+    run_spmd(m, "forward", [[x, *o] for x, o in zip(xs, outs)])
+    want = run_spmd(parse_module(POINT_TO_POINT), "forward", [[x] for x in xs])
+    np.testing.assert_allclose(want[1][0], xs[0].sum(axis=0), rtol=1e-6)
+    for r in range(2):
+        for got, w in zip(outs[r], want[r]):
+            np.testing.assert_allclose(got, w, rtol=1e-6, err_msg=f"rank {r}")

@@ -2,10 +2,11 @@
 
 // Two stages on a `pipe` axis, the batch in 2 micro-batches: stage 0 (the first matmul, its
 // weight and the update of it) sends each micro-batch's activations forward before it
-// receives any gradient back (GPipe); stage 1 sums its weight gradient over the micro-
-// batches and sends the gradients of the activations back, last micro-batch first, and the
-// loss (the mean of the micro-batches' means) to stage 0. The unmarked backward ops take the
-// stage of the forward op at their location.
+// receives any gradient back (GPipe); stage 1 sends the gradients of the activations back,
+// last micro-batch first, and the loss (the mean of the micro-batches' means) to stage 0.
+// The unmarked backward ops take the stage of the forward op at their location.
+// Each weight's gradient is accumulated: one `x^T g` matmul per micro-batch, summed, never
+// a concatenation of the micro-batches' activations (which would keep them all live).
 
 module @m {
   parallel.grid @g(shape = [2], axes = ["pipe"])
@@ -21,15 +22,25 @@ module @m {
   // CHECK-NEXT: parallel.send %[[H1]] on @g ["pipe"] {offset = 1 : i64, parallel.micro = 1 : i64}
   // CHECK-NOT: parallel.send
   // CHECK: parallel.recv on @g ["pipe"] {offset = 1 : i64, parallel.micro = 1 : i64}
+  // CHECK-NOT: graph.concat
+  // CHECK: %[[G1:.*]] = graph.matmul {{.*}} {parallel.micro = 1 : i64} : (tensor<8x?xf32>, tensor<?x4xf32>) -> tensor<8x4xf32>
   // CHECK: parallel.recv on @g ["pipe"] {offset = 1 : i64, parallel.micro = 0 : i64}
-  // CHECK: graph.assign @w1
+  // CHECK-NOT: graph.concat
+  // CHECK: %[[G0:.*]] = graph.matmul {{.*}} {parallel.micro = 0 : i64} : (tensor<8x?xf32>, tensor<?x4xf32>) -> tensor<8x4xf32>
+  // CHECK-NEXT: %[[SUM0:.*]] = graph.add %[[G0]], %[[G1]] : (tensor<8x4xf32>, tensor<8x4xf32>)
+  // CHECK-NEXT: graph.assign @w1, %[[SUM0]]
   // CHECK-NOT: graph.assign @w2
   // CHECK-LABEL: func.func @step_stage1
   // CHECK: parallel.recv on @g ["pipe"] {offset = -1 : i64, parallel.micro = 0 : i64} : tensor<?x4xf32>
   // CHECK: parallel.recv on @g ["pipe"] {offset = -1 : i64, parallel.micro = 1 : i64} : tensor<?x4xf32>
   // CHECK: parallel.send %{{.*}} on @g ["pipe"] {offset = -1 : i64, parallel.micro = 1 : i64} : tensor<?x4xf32>
+  // CHECK-NOT: graph.concat
+  // CHECK: %[[V1:.*]] = graph.matmul {{.*}} {parallel.micro = 1 : i64} : (tensor<4x?xf32>, tensor<?x2xf32>) -> tensor<4x2xf32>
   // CHECK: parallel.send %{{.*}} on @g ["pipe"] {offset = -1 : i64, parallel.micro = 0 : i64} : tensor<?x4xf32>
-  // CHECK: graph.assign @w2, %{{.*}}
+  // CHECK-NOT: graph.concat
+  // CHECK: %[[V0:.*]] = graph.matmul {{.*}} {parallel.micro = 0 : i64} : (tensor<4x?xf32>, tensor<?x2xf32>) -> tensor<4x2xf32>
+  // CHECK-NEXT: %[[SUM1:.*]] = graph.add %[[V0]], %[[V1]]
+  // CHECK-NEXT: graph.assign @w2, %[[SUM1]]
   // CHECK-NOT: graph.assign @w1
   // CHECK: parallel.send %[[L:.*]] on @g ["pipe"] {offset = -1 : i64} : tensor<f32>
   // CHECK-NEXT: return %[[L]]

@@ -25,3 +25,15 @@ func.func @blocks(%a: memref<8x10xf32>, %b: memref<8x10xf32>, %mine: memref<4x10
   mpi.bcast %mine {root = 1 : i64} : memref<4x10xf32>
   return
 }
+
+// CHECK-LABEL: func.func @point_to_point
+// CHECK: mpi.send %[[H:.*]], %[[P:.*]] : memref<?x128xf32>
+// CHECK: %[[N:.*]] = mpi.probe %[[P]] : index
+// CHECK: mpi.recv %[[H]], %[[P]] : memref<?x128xf32>
+// CHECK: return %[[N]] : index
+func.func @point_to_point(%h: memref<?x128xf32>, %peer: index) -> index {
+  mpi.send %h, %peer : memref<?x128xf32>
+  %n = mpi.probe %peer : index
+  mpi.recv %h, %peer : memref<?x128xf32>
+  return %n : index
+}
