@@ -30,8 +30,9 @@ The nest (BLIS's five loops around a micro-kernel; Van Zee and van de Geijn, 201
       for jc in [0, N) step nc                        L3 block of B's columns
         for pc in [0, K) step kc                      L1/L2 block of the reduction
           loop.parallel p: pack B[pc.., jc..] into Bp[p][k][nr]        (zero-padded columns)
-          loop.parallel ic in [0, M) step mc          threads split the rows
+          loop.parallel i in [0, blocks)              threads split the row blocks
             Ap = alloc; pack A[ic.., pc..] into Ap[q][k][mr]           (zero-padded rows)
+                                                      (not where N is one column tile)
             for jr: for ir:                           register tiles of mr x nr
               micro-kernel: mr * nr/lanes vector accumulators carried by a loop.for over
               k < kc (`iter_args`), one vector load of Bp per lane group, one broadcast of
@@ -49,10 +50,10 @@ stage, 24k LLVM instructions, LLVM's time 5 of the 7 s to its first training ste
 the hot store (every K chunk of a whole tile, no epilogue) stays unrolled; the edges and the
 epilogue run as one loop over the scratch tile's valid rows, by whole vectors, then element
 by element (`Blis.each_point`): one vector and one scalar copy of each (the MLP: 1.2k ops of
-stores, 2.8k ops at the loop stage, 12.7k LLVM instructions). The scratch round trip is once per tile for the
-epilogue: 1024^3 with its epilogue at 1.05x numpy's GFLOP/s (1.01x before), plain 0.96x
-(1.00x; 1 thread, load 3, within this machine's noise), the MLP train step (B=128, 1024)
-1.29 and 10.4 ms against 1.47 and 10.5 ms (bench/run.py, 1 thread).
+stores, 2.8k ops at the loop stage, 12.7k LLVM instructions). The scratch round trip is
+once per tile for the epilogue: 1024^3 with its epilogue at 1.05x numpy's GFLOP/s (1.01x
+before), plain 0.96x (1.00x; 1 thread, load 3, within this machine's noise), the MLP train
+step (B=128, 1024) 1.29 and 10.4 ms against 1.47 and 10.5 ms (bench/run.py, 1 thread).
 
 The epilogue at the store. The sums of a tile's earlier K steps wait (`nest.NOWHERE`,
 `TILE`, `BUFFER`): nowhere when all of K is one chunk (static, <= `chunk`); in a per-tile
@@ -71,6 +72,27 @@ accumulator.
 Threads. The row blocks are the threads' unit; where static M is one row block and there
 is a batch dim (a convolution's filters are few: 8 and 16 in examples/cnn.irk), the outer
 batch loop (the images) is the `loop.parallel` instead, each iteration packing its own B.
+OpenMP's static schedule gives each thread a run of consecutive iterations, so the team's
+balance is the blocks': M's ceil(M / mr) register tiles are dealt into the fewest blocks
+of at most mc rows, their count rounded up to a multiple of `row-blocks` (8; at most one
+block per tile), block i starting at tile i * tiles / blocks (`Blis.block_rows`): sizes
+differ by at most one tile, and so do the shares of a team whose size divides the count.
+Blocks of mc rows split unevenly: the MLP's x @ w1 at B = 1024 was 9 blocks of 126 rows,
+5 : 4 on two threads (1.64x at best), at B = 128 two blocks of 126 and 2 rows (the second
+thread idle); now 16 blocks of 10-11 tiles (88 : 83 tiles) and 8 of 2-3 (11 : 11). The
+count is index arithmetic on a dynamic M (the batch), made once before the nest.
+
+A used once. Where N, static, fits one column tile (N <= nr: the logistic regression's and
+the MLP's 10 classes), each packed A panel would feed one register tile: packing copied A
+(M x K loads and strided stores, scalar) for one read. Then the micro-kernel reads A where
+it lies (`Blis.a_rows`), each tile row's index made once per tile (rows past M read row
+M - 1: computed, never stored), for one factor and one M and K dim (no index split per
+element); `direct-a=false` packs it as before. Measured (1 thread, best of 300, load 17-47):
+the logistic regression's x @ w (100 x 10 x 784) 37 us against 66 packed, its x^T @ dz
+(784 x 10 x 100) 36 against 78 (numpy 23 and 20); its whole training step 85 against 155
+us (numpy by hand 80; load 5). What is left is the tile's width: 10 of 16 lanes do work, so
+the FMAs alone take about 29 us at this machine's peak; only a kernel with vectors along M
+(or along K, dot products) would use all lanes.
 
 Numerics. The kernel accumulates in float32 with fused multiply-adds from zero and adds the
 partial sums into C (BLIS's beta = 1), so C's initial value is included and a K loop of length
@@ -78,15 +100,18 @@ partial sums into C (BLIS's beta = 1), so C's initial value is included and a K 
 once, the same values). A side of several factors (a folded batchnorm's scale times the
 filter) is multiplied out in float32 while packing. The blocking reassociates the op's
 sequential sum: results are not bit-equal to lower-linalg-to-loop's. The float32 accumulators
-run `chunk` (64) k steps before they are added into C: with an f64 C the chunks add up without
-further loss, so the error is that of float32 sums of 64 products, combined. Measured max
-|error| / sum|a*b| over 1024 x 1024 outputs of positive data (the worst case: no
+run `chunk` (128) k steps before they are added into C: with an f64 C the chunks add up
+without further loss, so the error is that of float32 sums of 128 products, combined.
+Measured max |error| / sum|a*b| over 1024 x 1024 outputs of positive data (the worst case: no
 cancellation), in units of eps32, against the C * log2(K) bound of
 tests/unit/test_reduction_accuracy.py: K = 1024: 1.17 (chunk 64), 2.28 (128), 4.96 (256),
 bound 10; K = 64, 128, 256 with chunk = K: 5.3, 6.5, 9.8 against 6, 7, 8, where numpy's
-OpenBLAS gives 5.3, 6.5, 9.5 (it sums all of K in float32). So chunk 64 holds the bound where
-numpy does; its speed cost against 256 was within the noise of one loaded round (45.1 vs 43.5
-GFLOP/s). For an f32 C the chunk sums add up in f32 as well.
+OpenBLAS gives 5.3, 6.5, 9.5 (it sums all of K in float32). So chunk 128 holds the bound
+where numpy does (256 would not: 9.8 at K = 256); on 64 x 64 outputs, K = 200, 256, 1024,
+4096: 4.0, 3.0, 1.7, 0.97 (chunk 64: 2.1, 2.0, 0.87, 0.46; numpy 7.3, 6.5, 5.6, 3.3).
+Against 64 it halves the stores of a tile's sums (24 vectors widened and added into C or
+the per-tile buffer per chunk): the MLP's x @ w1 at B = 128, 1 thread, 590 against 630 us
+(numpy 497; best of 300, load 17). For an f32 C the chunk sums add up in f32 as well.
 
 Sizes (`schedule`): the register tile from the target (`irkit.target.host()`): `nv` vectors
 of `lanes` float32 across n and `mr` rows, the pair with the most fused multiply-adds per
@@ -183,15 +208,19 @@ class LinalgMatmulBlis(Pass):
       3. Pick the schedule (register tile from the target, cache blocks from the cache
          sizes and options) and build the nest before the op: B's packed buffer at the top,
          batch, jc and pc loops, B packed by a `loop.parallel` over its panels, a
-         `loop.parallel` over mc row blocks each packing its A block into its own buffer
-         and running the micro-kernel over its mr x nr tiles, adding each into C (storing,
+         `loop.parallel` over row blocks of at most mc rows (their count a multiple of
+         `row-blocks`, sizes within one tile of each other) each packing its A block into
+         its own buffer (or, where N fits one column tile, reading A where it lies) and
+         running the micro-kernel over its mr x nr tiles, adding each into C (storing,
          in the first K block, where the fill was folded), or, at the last K step where
          there is an epilogue, adding what waits and running the epilogue into its
          outputs; erase the op and the members (kept under `K == 0` for a dynamic K), and
          the accumulator where no sums wait in it.
 
     Options: `mr`, `nr`, `mc`, `kc`, `nc`, `lanes` (0: from the target and the cost model),
-    `chunk` (k steps per float32 partial sum), `l2-bytes` / `l3-bytes` (the cache sizes
+    `chunk` (k steps per float32 partial sum), `row-blocks` (the row blocks' count a
+    multiple of it, for even thread shares; 1: as few as `mc` allows), `direct-a=false`
+    (A packed even where each panel is read once), `l2-bytes` / `l3-bytes` (the cache sizes
     the blocks are made for), `min-flops` (0: every match), `parallel=false` (every
     loop a `loop.for`), `epilogue=false` (the epilogue its own nest, as before) and
     `kc-epilogue` (the largest static K made one block for an epilogue; 0: none).
@@ -204,11 +233,13 @@ class LinalgMatmulBlis(Pass):
     kc: int = 256
     kc_epilogue: int = 1024
     nc: int = 0
-    chunk: int = 64
+    chunk: int = 128
     lanes: int = 0
     l2_bytes: int = 1 << 20
     l3_bytes: int = 16 << 20
     min_flops: int = 1 << 18
+    row_blocks: int = 8
+    direct_a: bool = True
     parallel: bool = True
     epilogue: bool = True
 
@@ -241,7 +272,7 @@ class LinalgMatmulBlis(Pass):
             sizes = tuple(c.static(g) for g in (c.m, c.n, c.k))
             one_block = ep is not None and fill is not None
             blis = Blis(c, schedule(self, sizes, one_block), constants, self.parallel,
-                        fill is not None, self.l2_bytes, ep)
+                        fill is not None, self.l2_bytes, ep, self.direct_a)
             blis.emit()
             if ep is not None:
                 _place_members(ep, blis)

@@ -200,14 +200,14 @@ class LoopEmitter:
             op.erase()
 
     def lower_group(self, group: GroupOp) -> None:
-        """Replace a `fusion.group` on memrefs by one nest (see `_fused_layout`): its
+        """Replace a `fusion.group` on memrefs by one nest (see `fused_layout`): its
         buffers before it, a `loop.parallel` over its outer dims holding each member's
         nest, the frees and copies after it; then forward and shrink its buffers
         (`fusion_buffers`). A group without outer dims runs its members' nests in order
         (`_lower_in_order`). A group whose ops do not fit that layout runs its ops one
         after another, each its own nest."""
         group.inline_captures()
-        layout = _fused_layout(group)
+        layout = fused_layout(group)
         if layout is None:
             members = [o for o in group.body.ops if isinstance(o, StructuredOp)]
             for o in list(group.body.ops)[:-1]:
@@ -565,7 +565,7 @@ class _Nest:
 # ---------------------------------------------------------------------------------------------
 
 
-def _fused_layout(group: GroupOp):
+def fused_layout(group: GroupOp):
     """How a `fusion.group` on memrefs becomes one nest, or None when it cannot: (ops to
     run before the nest: its buffers and the scalar code with no effect, the members in
     order, ops to run after it: the frees and the copies that follow every member). The

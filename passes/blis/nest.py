@@ -45,7 +45,8 @@ _MAX_MC = 128
 
 @dataclass(frozen=True)
 class Schedule:
-    """Tile sizes: register tile mr x nr (nr = nv * lanes), cache blocks mc, kc, nc."""
+    """Tile sizes: register tile mr x nr (nr = nv * lanes), cache blocks mc, kc, nc; the
+    number of row blocks a multiple of `row_blocks` where threads split them."""
 
     lanes: int
     mr: int
@@ -54,6 +55,7 @@ class Schedule:
     kc: int
     nc: int
     chunk: int
+    row_blocks: int = 1
 
 
 def register_tile(registers: int, lanes: int, m: int | None = None,
@@ -103,7 +105,8 @@ def schedule(options, static: tuple, one_block: bool = False) -> Schedule:
         nc = min(nc, -(-n // nr) * nr)
     if k is not None:
         kc = max(1, min(kc, k))
-    return Schedule(lanes, mr, nr, mc, kc, nc, min(options.chunk or kc, kc))
+    return Schedule(lanes, mr, nr, mc, kc, nc, min(options.chunk or kc, kc),
+                    max(1, options.row_blocks))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,7 +156,10 @@ class Emitter:
     def min(self, b: Builder, x: Index, y: Index) -> Index:
         return self._binary(b, arith.MinSIOp, min, x, y)
 
-    def ceildiv(self, b: Builder, x: Index, y: int) -> Index:
+    def max(self, b: Builder, x: Index, y: Index) -> Index:
+        return self._binary(b, arith.MaxSIOp, max, x, y)
+
+    def ceildiv(self, b: Builder, x: Index, y: Index) -> Index:
         if y == 1:
             return x
         return self._binary(b, arith.CeilDivSIOp, lambda p, q: -(-p // q), x, y)
@@ -234,13 +240,15 @@ class Blis:
     """The blocked nest of one matched contraction, built before its op. `overwrite`: the
     first K block stores its sums instead of adding them (the zero fill folded).
     `epilogue`: applied at the final store (passes/blis/epilogue.py), the sums of the
-    earlier K steps waiting where `waits` says."""
+    earlier K steps waiting where `waits` says. `direct_a`: A read where it lies where each
+    of its panels would be packed for one read (`a_used_once`)."""
 
     def __init__(self, c: Contraction, s: Schedule, constants: IndexConstants,
                  threads: bool, overwrite: bool, l2_bytes: int,
-                 epilogue: Epilogue | None = None) -> None:
+                 epilogue: Epilogue | None = None, direct_a: bool = True) -> None:
         self.c, self.s, self.threads, self.overwrite = c, s, threads, overwrite
         self.l2_bytes = l2_bytes
+        self.a_direct = direct_a and not self.a_once() and self.a_used_once()
         self.ep = epilogue
         single_block = overwrite and c.static(c.k) == s.kc
         self.waits = BUFFER if not single_block else NOWHERE if s.chunk >= s.kc else TILE
@@ -298,6 +306,7 @@ class Blis:
         self.M, self.N, self.K = (self.flat_size(g) for g in (c.m, c.n, c.k))
         per_image = self.per_image()
         self.threads = self.threads and not per_image        # one level of threads
+        self.tiles, self.blocks = self.row_blocks()
         bp_shape = (s.nc // s.nr, s.kc, s.nr)
         self.bp = None if per_image else e.alloc(top, bp_shape)
         self.ap_all = None
@@ -349,6 +358,40 @@ class Blis:
             not any(f.dims() & set(c.batch) for f in c.a) and \
             -(-m // s.mr) * s.mr * k * 4 <= self.l2_bytes // 2
 
+    def row_blocks(self) -> tuple[Index, Index]:
+        """(tiles, blocks): the register tiles of M (at least one: no block count of 0 where
+        M is 0), and how many row blocks they are dealt into: the fewest whose tiles fit mc
+        rows, rounded up to a multiple of `row_blocks` where threads split them (at most one
+        block per tile). Index arithmetic at run time where M is dynamic."""
+        e, s, b = self.e, self.s, self.top
+        tiles = e.max(b, e.ceildiv(b, self.M, s.mr), 1)
+        group = s.row_blocks if self.threads else 1
+        rounds = e.ceildiv(b, tiles, s.mc // s.mr * group)
+        return tiles, e.min(b, e.mul(b, rounds, group), tiles)
+
+    def block_rows(self, b: Builder, block: Value) -> tuple[Index, Index]:
+        """(first row, rows) of row block `block`: blocks start at tile block * tiles //
+        blocks, so that they differ by at most one tile and a team whose size divides the
+        block count gets shares that do too (128 rows, mr = 6: 8 blocks of 2 or 3 tiles, a
+        team of two 11 tiles each, where blocks of at most 126 rows gave it 126 rows and 2)."""
+        e, s = self.e, self.s
+
+        def start(i: Index) -> Index:
+            return e.div(b, e.mul(b, i, self.tiles), self.blocks)
+        first = e.mul(b, start(block), s.mr)
+        end = e.min(b, e.mul(b, start(e.add(b, block, 1)), s.mr), self.M)
+        return first, e.sub(b, end, first)
+
+    def a_used_once(self) -> bool:
+        """Whether each A panel feeds one register tile only, so packing it would copy it
+        for one read: N, static, fits one column tile. A then is read where it lies
+        (`a_rows`), where that costs no more than a packed read: one factor, one M dim
+        and one K dim (no index split per element)."""
+        c = self.c
+        n = c.static(c.n)
+        return n is not None and n <= self.s.nr and len(c.a) == 1 and len(c.m) == 1 and \
+            len(c.k) == 1
+
     def column_block(self, b: Builder, jc: Value) -> None:
         e, s = self.e, self.s
         nb = e.min(b, s.nc, e.sub(b, self.N, jc))
@@ -357,8 +400,8 @@ class Blis:
             kb = e.min(b2, s.kc, e.sub(b2, self.K, pc))
             e.parallel(b2, e.ceildiv(b2, nb, s.nr), 1,
                        lambda b3, p: self.pack_b(b3, p, jc, pc, kb), self.threads)
-            e.parallel(b2, self.M, s.mc, lambda b3, ic: self.row_block(b3, ic, jc, pc, nb, kb),
-                       self.threads)
+            e.parallel(b2, self.blocks, 1,
+                       lambda b3, i: self.row_block(b3, i, jc, pc, nb, kb), self.threads)
         e.for_(b, 0, self.K, s.kc, k_block)
 
     # ----- packing ----------------------------------------------------------------------------
@@ -412,30 +455,32 @@ class Blis:
 
     # ----- the register tiles -----------------------------------------------------------------
 
-    def row_block(self, b: Builder, ic: Value, jc: Value, pc: Value, nb: Index,
+    def row_block(self, b: Builder, block: Value, jc: Value, pc: Value, nb: Index,
                   kb: Index) -> None:
         e, s = self.e, self.s
-        mb = e.min(b, s.mc, e.sub(b, self.M, ic))
+        ic, mb = self.block_rows(b, block)
         scratch = e.alloc(b, (s.mr, s.nr))
         tile_acc = None
         if self.ep is not None and self.waits == TILE:
             tile_acc = b.create(AllocOp, [], result_types=[
                 MemRefType((s.mr, s.nr), self.c.c.type.element)], location=e.location).result
-        if self.ap_all is None:
+        ap = None
+        if self.ap_all is not None:
+            ap, q0, ak = self.ap_all, e.div(b, ic, s.mr), pc
+        elif not self.a_direct:
             ap, q0, ak = e.alloc(b, (s.mc // s.mr, s.kc, s.mr)), 0, 0
             self.pack_a(b, ap, ic, pc, mb, kb)
-        else:
-            ap, q0, ak = self.ap_all, e.div(b, ic, s.mr), pc
 
         def column(b2: Builder, p: Value, _) -> None:
             def tile(b3: Builder, q: Value, _) -> None:
                 m0 = e.add(b3, ic, e.mul(b3, q, s.mr))
                 n0 = e.add(b3, jc, e.mul(b3, p, s.nr))
-                aq = e.v(e.add(b3, q0, q))
+                a_at = self.a_rows(b3, m0, pc) if ap is None else \
+                    self.a_panel(ap, e.v(e.add(b3, q0, q)), ak)
 
                 def chunk(b4: Builder, k0: Index, _) -> None:
                     k1 = e.min(b4, kb, e.add(b4, k0, s.chunk))
-                    accs = self.kernel(b4, ap, aq, ak, p, k0, k1)
+                    accs = self.kernel(b4, a_at, p, k0, k1)
                     tile = (accs, scratch, m0, n0)
                     if self.ep is None:
                         self.partial(b4, tile, pc, k0)
@@ -461,13 +506,36 @@ class Blis:
         b.create(DeallocOp, scratch, location=e.location)
         if tile_acc is not None:
             b.create(DeallocOp, tile_acc, location=e.location)
-        if self.ap_all is None:
+        if ap is not None and self.ap_all is None:
             b.create(DeallocOp, ap, location=e.location)
 
-    def kernel(self, b: Builder, ap: Value, q: Value, ak: Index, p: Value, k0: Index,
-               k1: Index) -> list[Value]:
-        """The mr x nr tile of Ap[q, ak + k] x Bp[p, k] over k0 <= k < k1: mr * nv vector
-        accumulators from zero."""
+    def a_panel(self, ap: Value, q: Value, ak: Index):
+        """A's value at tile row `r` and step `k` of the micro-kernel, packed:
+        Ap[q, ak + k, r]."""
+        def at(b: Builder, k: Value, r: int) -> Value:
+            return b.create(LoadOp, ap, [q, self.e.v(self.e.add(b, ak, k)), self.e.v(r)],
+                            location=self.e.location).result
+        return at
+
+    def a_rows(self, b: Builder, m0: Value, pc: Value):
+        """A's value at tile row `r` and step `k`, read from A itself (`a_direct`): rows
+        past M read row M - 1 instead (their sums are never stored; no read out of bounds),
+        each row's index made once per tile, before the k loop."""
+        e, c, s = self.e, self.c, self.s
+        m = c.static(c.m)
+        last = None if m is not None and m % s.mr == 0 else e.sub(b, self.M, 1)
+        rows = [self.split(b, e.add(b, m0, r) if last is None else
+                           e.min(b, e.add(b, m0, r), last), c.m) for r in range(s.mr)]
+
+        def at(b2: Builder, k: Value, r: int) -> Value:
+            dims = dict(self.ivs) | rows[r] | self.split(b2, e.add(b2, pc, k), c.k)
+            return self.product(b2, c.a, dims)
+        return at
+
+    def kernel(self, b: Builder, a_at, p: Value, k0: Index, k1: Index) -> list[Value]:
+        """The mr x nr tile of A (`a_at(builder, k, r)`: its value at row r of the tile and
+        step k of the block) times Bp[p, k] over k0 <= k < k1: mr * nv vector accumulators
+        from zero."""
         e, s, loc = self.e, self.s, self.e.location
         nv = s.nr // s.lanes
         zero = b.create(BroadcastOp, e.fconst(b, 0.0, F32), result_types=[self.vec],
@@ -478,9 +546,8 @@ class Blis:
                             result_types=[self.vec], location=loc).result for j in range(nv)]
             out = []
             for r in range(s.mr):
-                x = b2.create(LoadOp, ap, [q, e.v(e.add(b2, ak, k)), e.v(r)],
-                              location=loc).result
-                xv = b2.create(BroadcastOp, x, result_types=[self.vec], location=loc).result
+                xv = b2.create(BroadcastOp, a_at(b2, k, r), result_types=[self.vec],
+                               location=loc).result
                 out += [b2.create(FmaOp, xv, bs[j], accs[r * nv + j], location=loc).result
                         for j in range(nv)]
             return out

@@ -10,6 +10,8 @@ compile pipeline, the op inside a `fusion.group`), and the interpreter before an
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -18,6 +20,8 @@ from hypothesis import strategies as st
 from irkit.interpreter import Interpreter
 from irkit.parser import parse_module
 from irkit.pass_manager import PassManager
+from irkit.rewrite import constant_value
+from irkit.dialects.loop import ParallelOp
 from irkit.symbols import lookup_symbol_in
 from irkit.tools import register_all
 from irkit.passes.blis.nest import register_tile
@@ -140,6 +144,65 @@ def test_dynamic_m_only():
         c = np.zeros((m, 128))
         f(a, b, c)
         check(c, a, b, np.zeros((m, 128)), 2.0**-21)
+
+
+@functools.cache
+def _row_blocks_kernel():
+    """A dynamic-M matmul in row blocks of at most 3 tiles of 2 rows, their count a multiple
+    of 4, on two threads."""
+    return jit(generic(None, 16, 8, widened=True), threads=2, mr=2, nr=16, lanes=8, mc=6,
+               row_blocks=4)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 200))
+def test_row_blocks_cover_every_row_once(m):
+    """The blocks the threads split (starting at tile i * tiles / blocks) cover M exactly:
+    a row missed or computed twice would be left alone or added twice into C."""
+    a, b, _, _ = operands(m, 16, 8, seed=m)
+    c0 = np.full((m, 16), 0.5)
+    c = c0.copy()
+    _row_blocks_kernel()(a, b, c)
+    check(c, a, b, c0, 2.0**-21)
+
+
+def _row_block_count(m: int, **options) -> int:
+    """The trip count of the row blocks' loop.parallel (the second: B's packing is first)."""
+    module = transformed(generic(m, 32, 8), mr=2, nr=16, lanes=8, mc=16, **options)
+    loops = [o for o in module.walk() if isinstance(o, ParallelOp)]
+    return constant_value(loops[-1].upper_bounds[0]).value
+
+
+@pytest.mark.parametrize("m", [1, 7, 16, 31, 64, 100, 257, 1000])
+def test_row_block_count_is_a_multiple_of_row_blocks(m):
+    """As many blocks as a team of up to row-blocks (8) can share evenly, each within mc
+    (16 rows, 8 tiles); at most one per tile; row-blocks=1: the fewest within mc."""
+    tiles = -(-m // 2)
+    blocks = _row_block_count(m)
+    assert blocks * 8 >= tiles and (blocks % 8 == 0 or blocks == tiles)
+    assert blocks <= max(8, -(-tiles // 8) + 8)
+    assert _row_block_count(m, row_blocks=1) == -(-tiles // 8)
+
+
+@pytest.mark.parametrize("layout", ["nn", "tn"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_n_in_one_tile_reads_a_in_place(layout, threads):
+    """N (10) within one column tile (nr = 16): A is read where it lies, not packed (only
+    B's panel is a 3-d buffer); rows past M (dynamic, not a multiple of mr = 3) read row
+    M - 1 and are never stored."""
+    src = generic(None, 10, 70, layout, widened=True)
+    options = dict(mr=3, nr=16, lanes=8, kc=32, chunk=16, mc=6, nc=32)
+    packed = [t for t in ("memref<2x32x3xf32>", "memref<1x32x16xf32>")
+              if t in str(transformed(src, **options))]
+    assert packed == ["memref<1x32x16xf32>"]
+    assert "memref<2x32x3xf32>" in str(transformed(src, direct_a=False, **options))
+    f = jit(src, threads=threads, **options)
+    for m in (1, 2, 5, 6, 7, 40, 100):
+        a, b, ax, _ = operands(m, 10, 70, layout, seed=m)
+        c0 = np.full((m, 10), 0.25)
+        c = c0.copy()
+        f(ax, b, c)
+        check(c, a, b, c0, 2.0**-21)
 
 
 @settings(max_examples=12, deadline=None)
@@ -525,7 +588,7 @@ def run_epilogue(f, m, n, k, seed=0, square_res=True):
 #: chunk (no sums wait), one block of chunks (they wait in a per-tile buffer), several
 #: blocks (in the accumulator)
 EPILOGUE_SIZES = [(13, 37, 9), (40, 64, 16), (21, 50, 30), (33, 19, 100), (1, 1, 1),
-                  (64, 32, 64)]
+                  (64, 32, 64), (50, 10, 70)]
 SMALL = dict(mr=3, nr=16, lanes=8, kc=32, chunk=16, mc=6, nc=32, kc_epilogue=0)
 
 

@@ -49,7 +49,7 @@ def _verify(stem: str, extra: str = "") -> tuple[NumericChecker, list[str]]:
                  for name, model in model_modules(top).items()
                  for fn in model.regions[0].blocks[0].ops if fn.name == "func.func"]
     # rtol 1e-4: passes that reassociate f32 sums (loop-vectorize's per-lane partial sums,
-    # linalg-matmul-blis's f32 sums of at most 64 products added into the f64 accumulator)
+    # linalg-matmul-blis's f32 sums of at most 128 products added into the f64 accumulator)
     # round differently by up to about K * 2^-24 of the sum of the terms' magnitudes, which a
     # model's later layers (attention's layernorm, softmax) carry into its outputs: 3.5e-5
     # relative was measured on attention. A miscompile is far beyond (test_a_miscompile_...).

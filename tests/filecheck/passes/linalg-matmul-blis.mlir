@@ -3,6 +3,8 @@
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 parallel=false}' | FileCheck %s --check-prefix=SEQ
 // RUN: irkit-opt %s -p linalg-matmul-blis | FileCheck %s --check-prefix=DEFAULT
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{min-flops=0 epilogue=false}' | FileCheck %s --check-prefix=NOEPI
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=32}' | FileCheck %s --check-prefix=BAL
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=32 row-blocks=1 direct-a=false}' | FileCheck %s --check-prefix=FEW
 
 // A float32 contraction on memrefs becomes BLIS's nest: B packed into zero-padded
 // kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
@@ -12,12 +14,21 @@
 // a scratch tile: one loop over its valid rows, by vectors up to its last whole vector,
 // element by element past it.
 
+// The row blocks the threads split are counted from the dynamic M: ceil(M / mr) tiles (at
+// least 1) in the fewest blocks of at most mc rows, rounded up to a multiple of row-blocks
+// (8), at most one per tile; block i starts at tile i * tiles / blocks (sizes differ by at
+// most one tile) and ends where block i + 1 starts, or at M.
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME:      %[[A:[^:]*]]: memref<?x?xf32>, %[[B:[^:]*]]: memref<?x?xf32>, %[[C:[^:]*]]: memref<?x?xf32>)
 // CHECK-NOT:     linalg.matmul
 // CHECK:         %[[M:.*]] = memory.dim %[[A]], 0
 // CHECK:         %[[N:.*]] = memory.dim %[[B]], 1
 // CHECK:         %[[K:.*]] = memory.dim %[[A]], 1
+// CHECK-NEXT:    %[[T0:.*]] = arith.ceildivsi %[[M]], %[[MR:[^ ]*]] : index
+// CHECK-NEXT:    %[[TILES:.*]] = arith.maxsi %[[T0]], %{{.*}} : index
+// CHECK-NEXT:    %[[ROUNDS:.*]] = arith.ceildivsi %[[TILES]], %{{.*}} : index
+// CHECK-NEXT:    %[[R8:.*]] = arith.muli %[[ROUNDS]], %{{.*}} : index
+// CHECK-NEXT:    %[[BLOCKS:.*]] = arith.minsi %[[R8]], %[[TILES]] : index
 // CHECK:         %[[BP:.*]] = memory.alloc() : memref<2x32x16xf32>
 // CHECK:         loop.for %[[JC:.*]] = %{{.*}} to %[[N]] step %[[C32:[^ ]*]] {
 // CHECK:           loop.for %[[PC:.*]] = %{{.*}} to %[[K]] step %[[C32]] {
@@ -28,7 +39,16 @@
 // CHECK-NEXT:              %[[JP:.*]] = arith.subi %[[J]], %[[N0]] : index
 // CHECK-NEXT:              memory.store %[[X]], %[[BP]][%[[P]], %{{.*}}, %[[JP]]] : memref<2x32x16xf32>
 // CHECK:               memory.store %{{.*}}, %[[BP]]
-// CHECK:             loop.parallel (%[[IC:.*]]) = (%{{.*}}) to (%[[M]]) step (%[[C4:[^)]*]]) {
+// CHECK:             loop.parallel (%[[BLOCK:.*]]) = (%{{.*}}) to (%[[BLOCKS]]) step (%{{.*}}) {
+// CHECK-NEXT:          %[[S0:.*]] = arith.muli %[[BLOCK]], %[[TILES]] : index
+// CHECK-NEXT:          %[[T1:.*]] = arith.divui %[[S0]], %[[BLOCKS]] : index
+// CHECK-NEXT:          %[[IC:.*]] = arith.muli %[[T1]], %[[MR]] : index
+// CHECK-NEXT:          %[[NEXT:.*]] = arith.addi %[[BLOCK]], %{{.*}} : index
+// CHECK-NEXT:          %[[S1:.*]] = arith.muli %[[NEXT]], %[[TILES]] : index
+// CHECK-NEXT:          %[[T2:.*]] = arith.divui %[[S1]], %[[BLOCKS]] : index
+// CHECK-NEXT:          %[[END0:.*]] = arith.muli %[[T2]], %[[MR]] : index
+// CHECK-NEXT:          %[[END:.*]] = arith.minsi %[[END0]], %[[M]] : index
+// CHECK-NEXT:          %[[ROWS:.*]] = arith.subi %[[END]], %[[IC]] : index
 // CHECK:               %[[SCRATCH:.*]] = memory.alloc() : memref<2x16xf32>
 // CHECK:               %[[AP:.*]] = memory.alloc() : memref<2x32x2xf32>
 // CHECK:               memory.load %[[A]]
@@ -278,5 +298,51 @@ func.func @epilogue(%a: memref<?x16xf32>, %b: memref<16x32xf32>, %bias: memref<3
     }
     memory.dealloc %acc : memref<?x32xf64>
   }
+  return
+}
+
+// Static M = 64 in row blocks for the threads: 32 tiles of mr = 2, blocks of at most mc = 16
+// rows (8 tiles) would be 4; row-blocks (8) makes them 8 (a team of 2, 4 or 8 gets an even
+// share), block i starting at tile i * 32 / 8. With row-blocks=1: the 4 blocks of mc rows.
+// BAL-LABEL:   func.func @balanced(
+// BAL-DAG:       %[[C8:.*]] = arith.constant 8 : index
+// BAL-DAG:       %[[C32:.*]] = arith.constant 32 : index
+// BAL:           loop.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[C8]]) step
+// BAL-NEXT:        %[[S:.*]] = arith.muli %[[I]], %[[C32]] : index
+// BAL-NEXT:        arith.divui %[[S]], %[[C8]] : index
+// BAL:             memory.alloc() : memref<8x32x2xf32>
+// FEW-LABEL:   func.func @balanced(
+// FEW-DAG:       %[[C4:.*]] = arith.constant 4 : index
+// FEW-DAG:       %[[C32:.*]] = arith.constant 32 : index
+// FEW:           loop.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[C4]]) step
+// FEW-NEXT:        %[[S:.*]] = arith.muli %[[I]], %[[C32]] : index
+// FEW-NEXT:        arith.divui %[[S]], %[[C4]] : index
+func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x32xf32>) outs(%c : memref<64x32xf32>)
+  return
+}
+
+// N (10) fits one column tile (nr = 16): each A panel would be packed for one read, so
+// the micro-kernel reads A where it lies: no packed A buffer; each tile row's index, made
+// once before the k loop, is min(m0 + r, M - 1) (rows past M are computed, never stored,
+// and read nothing out of bounds). direct-a=false packs A as before.
+// BAL-LABEL:   func.func @skinny(
+// BAL-SAME:        %[[A:[^:]*]]: memref<?x64xf32>
+// BAL-NOT:       memref<8x32x2xf32>
+// BAL:           %[[M:.*]] = memory.dim %[[A]], 0
+// BAL:           %[[LAST:.*]] = arith.subi %[[M]], %{{[0-9]+}} : index
+// BAL-NEXT:      %[[ROW0:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
+// BAL:           loop.for %[[K:[^ ]*]] = {{.*}} iter_args(
+// BAL-NEXT:        memory.vector_load
+// BAL-NEXT:        memory.vector_load
+// BAL-NEXT:        %[[KA:.*]] = arith.addi %{{.*}}, %[[K]] : index
+// BAL-NEXT:        %[[X0:.*]] = memory.load %[[A]][%[[ROW0]], %[[KA]]] : memref<?x64xf32>
+// BAL-NEXT:        vector.broadcast %[[X0]]
+// BAL-NOT:       memref<8x32x2xf32>
+// BAL:           return
+// FEW-LABEL:   func.func @skinny(
+// FEW:           memory.alloc() : memref<8x32x2xf32>
+func.func @skinny(%a: memref<?x64xf32>, %b: memref<64x10xf32>, %c: memref<?x10xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x10xf32>) outs(%c : memref<?x10xf32>)
   return
 }

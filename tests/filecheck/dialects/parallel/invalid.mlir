@@ -121,8 +121,8 @@ func.func @one_axis(%x: tensor<4xf32>) {
 // -----
 
 parallel.grid @g(shape = [2], axes = ["stage"])
-func.func @recv_static() -> tensor<?xf32> {
-  // expected-error @+1 {{'parallel.recv' op receives a statically shaped tensor, got tensor<?xf32>}}
-  %r = parallel.recv on @g ["stage"] {offset = -1 : i64} : tensor<?xf32>
-  return %r : tensor<?xf32>
+func.func @recv_ranked() -> tensor<*xf32> {
+  // expected-error @+1 {{'parallel.recv' op receives a ranked tensor, got tensor<*xf32>}}
+  %r = parallel.recv on @g ["stage"] {offset = -1 : i64} : tensor<*xf32>
+  return %r : tensor<*xf32>
 }
