@@ -357,7 +357,7 @@ _FLOAT_BITS = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}
 
 # Ops LLVM has an intrinsic for (lowered to the C library's function where the CPU has no
 # instruction, and scalarized for vectors by LLVM itself).
-_INTRINSIC = {
+INTRINSIC_MATH = {
     "math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2",
     "math.log10": "log10", "math.sqrt": "sqrt", "math.sin": "sin", "math.cos": "cos",
     "math.tan": "tan", "math.tanh": "tanh", "math.sinh": "sinh", "math.cosh": "cosh",
@@ -369,30 +369,31 @@ _INTRINSIC = {
 
 # Ops only the C library has (the double-precision name; `f` is appended for f32, and f16
 # computes in f32).
-_LIBM = {"math.expm1": "expm1", "math.log1p": "log1p", "math.cbrt": "cbrt", "math.erf": "erf",
+LIBM_MATH = {"math.expm1": "expm1", "math.log1p": "log1p", "math.cbrt": "cbrt", "math.erf": "erf",
          "math.erfc": "erfc", "math.asinh": "asinh", "math.acosh": "acosh",
          "math.atanh": "atanh"}
 
 
-@lowers(*_INTRINSIC)
+@lowers(*INTRINSIC_MATH)
 def _math_intrinsic(lw: FunctionLowering, op, args):
-    return lw.call_intrinsic(_INTRINSIC[op.name], args, fastmath=fastmath(op))
+    return lw.call_intrinsic(INTRINSIC_MATH[op.name], args, fastmath=fastmath(op))
 
 
-@lowers(*_LIBM)
+@lowers(*LIBM_MATH)
 def _math_libm(lw: FunctionLowering, op, args):
-    return lw.per_lane(lambda x: libm_call(lw, _LIBM[op.name], x), args[0])
+    return lw.per_lane(lambda x: libm_call(lw, LIBM_MATH[op.name], x), args[0])
 
 
-def libm_call(lw: FunctionLowering, name: str, *xs: ir.Value) -> ir.Value:
+def libm_call(lw: FunctionLowering, name: str, *xs: ir.Value, prefix: str = "") -> ir.Value:
     """The C library's `name` (double) / `namef` (float) on scalars; half goes through
-    float and is rounded back."""
+    float and is rounded back. `prefix` names another library with the C library's names
+    and signatures (libdevice's `__nv_expf`)."""
     b = lw.builder
     t = xs[0].type
     if isinstance(t, ir.HalfType):
         wide = [b.fpext(x, ir.FloatType()) for x in xs]
-        return b.fptrunc(libm_call(lw, name, *wide), t)
-    cname = name + "f" if isinstance(t, ir.FloatType) else name
+        return b.fptrunc(libm_call(lw, name, *wide, prefix=prefix), t)
+    cname = prefix + (name + "f" if isinstance(t, ir.FloatType) else name)
     fn = lw.ml.declare_runtime(cname, ir.FunctionType(t, [x.type for x in xs]), lw.op)
     return b.call(fn, list(xs))
 

@@ -13,7 +13,10 @@ Algorithm:
    with the rules of `llvm_arith` and `llvm_memory`); an op or type without a translation is
    a located `BackendError` naming it.
 3. Parse the result into an LLVM module for the host triple and data layout, and check it
-   with LLVM's verifier (a failure there is a bug in a rule, reported as such).
+   with LLVM's verifier (a failure there is a bug in a rule, reported as such). For object
+   code, first split it into partitions (`llvm_partition`: one per core), each parsed,
+   optimized and compiled to an object file in an LLVM context of its own on a thread of
+   its own (`compile_object`); MCJIT loads the objects together, `cc` links them.
 4. Optimize with LLVM's new pass manager (`PassBuilder`) at -O0..-O3, for a CPU
    (`cpu_target`): by default the host, the target machine made for
    `llvm.get_host_cpu_name()` with the features `llvm.get_host_cpu_features()` reports, so
@@ -56,11 +59,13 @@ from irkit.backends import (  # noqa: F401  (register their rules)
 )
 from irkit.backends.llvm_abi import JitFunction
 from irkit.backends.llvm_parallel import THREADS_GLOBAL
-from irkit.backends.llvm_lowering import ModuleLowering, Signature
+from irkit.backends.llvm_lowering import RULES, ModuleLowering, Signature
+from irkit.backends.llvm_partition import Partition, split_module
 from irkit.backends.llvm_types import BackendError, error_at
 
 __all__ = ["compile_module", "JitModule", "translate", "optimized_module", "emit_llvm_ir",
-           "ObjectCode", "compile_object", "start_object", "load_object", "emit_object",
+           "ObjectCode", "compile_object", "compile_partitions", "start_object", "load_object",
+           "emit_object",
            "emit_assembly", "link_shared", "load_shared", "host_cpu", "host_target",
            "missing_features", "cpu_target", "CPU_CHOICES", "openmp_library", "check_threads",
            "run_interruptibly", "BackgroundCall", "BackendError"]
@@ -83,13 +88,15 @@ def _initialize() -> None:
     # And the OpenMP runtime the parallel loops call (`llvm_parallel`), when it is there.
     # libgomp's idle threads spin 300,000 rounds before they sleep: on a machine busy with
     # other processes a spinning thread holds the core its teammate needs, and measured here
-    # (2 cores, load 4) a 1 ms training step took 100 ms at its median. 10,000 rounds (tens of
-    # microseconds) still bridge the gap between the parallel loops of one step. It is read
-    # when libgomp loads, and a user's OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+    # (2 cores, load 4) a 1 ms training step took 100 ms at its median. 10,000 rounds were
+    # still 4 ms against 1.3 ms with none (MLP B=128 step, 2 threads, one core busy with
+    # other work; 300 and 1,000 rounds: 1.25-1.66 ms): threads sleep at once, and a fork
+    # costs a futex wake (about 10 us, `llvm_parallel`'s work threshold pays for it). Read
+    # when libgomp loads; a user's OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
     gomp = openmp_library()
     if gomp is not None:
         if "OMP_WAIT_POLICY" not in os.environ:
-            os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+            os.environ.setdefault("GOMP_SPINCOUNT", "0")
         llvm.load_library_permanently(gomp)
 
 
@@ -262,12 +269,13 @@ def translate(module: Operation, verify: bool = True) -> ir.Module:
     return _translate(module, verify)[0]
 
 
-def _translate(module: Operation, verify: bool) -> tuple[ir.Module, ModuleLowering]:
+def _translate(module: Operation, verify: bool,
+               rules=RULES) -> tuple[ir.Module, ModuleLowering]:
     """Outermost `loop.parallel`s run on OpenMP threads where libgomp is found (see
-    `llvm_parallel`), sequentially where not."""
+    `llvm_parallel`), sequentially where not; ops are translated by `rules`."""
     if verify:
         module.verify()
-    ml = ModuleLowering(module, openmp=openmp_library() is not None)
+    ml = ModuleLowering(module, openmp=openmp_library() is not None, rules=rules)
     return ml.translate(), ml
 
 
@@ -285,30 +293,69 @@ def optimized_module(module: Operation, opt_level: int = 2, *, cpu: str = "nativ
 
 
 def _parsed_module(module: Operation, opt_level: int, cpu: str, jit: bool, verify: bool,
-                   timings: dict) -> tuple[llvm.ModuleRef, ModuleLowering]:
-    """The Python half of compiling: `module` verified, translated, parsed by LLVM and
-    checked, for `cpu`'s target machine."""
+                   timings: dict, rules=RULES) -> tuple[llvm.ModuleRef, ModuleLowering]:
+    """The Python half of compiling, the whole module in one piece: `module` verified,
+    translated, parsed by LLVM and checked, for `cpu`'s target machine."""
+    parts, ml = _partitioned(module, opt_level, verify, timings, rules, 1)
+    step = _Steps(timings)
+    mod = _parse(parts[0].text, module, _target_machine(opt_level, jit, cpu))
+    step("parse_ms")
+    return mod, ml
+
+
+def _partitioned(module: Operation, opt_level: int, verify: bool, timings: dict, rules,
+                 parts: int | None) -> tuple[list[Partition], ModuleLowering]:
+    """`module` verified, translated and split into at most `parts` partitions
+    (`llvm_partition.split_module`; None: `compile_partitions()`)."""
     _check_opt_level(opt_level)
     _initialize()
-    t0 = time.perf_counter()
-    irmod, ml = _translate(module, verify)
-    t1 = time.perf_counter()
-    tm = _target_machine(opt_level, jit, cpu)
+    timings["cpu_ms"] = {}
+    step = _Steps(timings)
+    irmod, ml = _translate(module, verify, rules)
+    split = split_module(irmod, compile_partitions() if parts is None else parts)
+    step("translate_ms")
+    return split, ml
+
+
+def _parse(text: str, module: Operation, tm: llvm.TargetMachine,
+           context=None) -> llvm.ModuleRef:
+    """`text` parsed by LLVM, in `context` (its own, not llvmlite's lock: `_unlocked`) or
+    in the global one, checked by LLVM's verifier, and made for `tm`'s target."""
     try:
-        mod = llvm.parse_assembly(str(irmod))
+        if context is None:
+            mod = llvm.parse_assembly(text)
+        else:
+            with llvm.ffi.OutputString() as error:
+                mod = llvm.ModuleRef(_unlocked("LLVMPY_ParseAssembly")(
+                    context, ctypes.c_char_p(text.encode("utf-8")), error), context)
+                if error:
+                    mod.close()
+                    raise RuntimeError(f"LLVM IR parsing error\n{error}")
         mod.verify()
     except RuntimeError as e:
         raise BackendError(f"internal error: the LLVM IR translated from this module is "
                            f"invalid: {e}", module.location) from None
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
-    timings.update(translate_ms=(t1 - t0) * 1e3, parse_ms=(time.perf_counter() - t1) * 1e3)
-    return mod, ml
+    return mod
+
+
+def _unlocked(name: str):
+    """llvmlite's C function `name`, called without llvmlite's lock.
+
+    llvmlite makes every call into LLVM under one process-wide lock, so threads calling it
+    take turns. LLVM itself is thread-safe for work on distinct contexts, modules and target
+    machines, which is what each partition's thread has (`_compile_partition`): its long
+    calls (the parse, the pass pipeline, code generation) go around the lock, the short
+    ones keep it. Where llvmlite's wrapper is not as expected, the call keeps the lock."""
+    fn = getattr(llvm.ffi.lib, name)
+    return getattr(fn, "_cfn", fn)
 
 
 def _optimize(mod: llvm.ModuleRef, opt_level: int, cpu: str, jit: bool,
-              timings: dict) -> None:
-    """LLVM's -O`opt_level` pipeline on `mod` (C: it releases the GIL)."""
+              timings: dict, tm: llvm.TargetMachine | None = None) -> None:
+    """LLVM's -O`opt_level` pipeline on `mod`, for `tm` (default the shared target machine
+    of `cpu`); C, without llvmlite's lock (`_unlocked`)."""
     t0 = time.perf_counter()
     pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
     pto.loop_vectorization = opt_level >= 2
@@ -316,15 +363,15 @@ def _optimize(mod: llvm.ModuleRef, opt_level: int, cpu: str, jit: bool,
     # example models SLP took 50-80% of the optimization time (cnn's train_step: 5.5 of
     # 7.8 s) for no measurable speed of the code (bench/compile_time.py, issue 14).
     pto.slp_vectorization = False
-    pb = llvm.create_pass_builder(_target_machine(opt_level, jit, cpu), pto)
-    if opt_level:
-        # Identical functions merged first, so that -O2 and codegen see one of each: a
-        # model's @forward and @train_step outline the same parallel loops (MLP: 5 of 37
-        # functions, 10% of its LLVM time); a few ms for the hashing.
-        merge = llvm.create_new_module_pass_manager()
-        merge.add_merge_functions_pass()
-        merge.run(mod, pb)
-    pb.getModulePassManager().run(mod, pb)
+    # No loop unroller either: irkit's loops come vectorized from the IR (the BLIS micro-
+    # kernel register-blocked); unrolling them again took 10-26% of the LLVM time of the
+    # examples (cnn: 3.85 s CPU with it, 2.97 without) and the training steps ran as fast
+    # without it (interleaved, 1 thread, min ms with / without: MLP 784-256-10 B=128
+    # 1.27 / 1.22, examples/mlp B=1024 1.11 / 1.10, logreg 0.083 / 0.083, cnn B=64 3.85 /
+    # 3.85).
+    pto.loop_unrolling = False
+    pb = llvm.create_pass_builder(tm or _target_machine(opt_level, jit, cpu), pto)
+    _unlocked("LLVMPY_RunNewModulePassManager")(pb.getModulePassManager(), mod, pb)
     timings["optimize_ms"] = (time.perf_counter() - t0) * 1e3
 
 
@@ -335,54 +382,143 @@ def emit_llvm_ir(module: Operation, opt_level: int = 0, cpu: str = "native") -> 
 
 @dataclass
 class ObjectCode:
-    """An object file of a module and what loading it needs to know: `data` (the file's
-    bytes), `externals` (the symbols its code calls but does not define: the C library's,
-    the runtime's) and the step `timings` (ms) of compiling it; `llvm_ir` is the optimized
-    LLVM IR text when asked for (`compile_object(..., keep_ir=True)`), else ""."""
+    """The object files of a module (`objects`: one per partition, `llvm_partition`) and
+    what loading them needs to know: `externals` (the symbols their code calls but none
+    defines: the C library's, the runtime's) and the step `timings` (ms) of compiling them;
+    `llvm_ir` is the optimized LLVM IR text when asked for (`compile_object(...,
+    keep_ir=True)`), else ""."""
 
-    data: bytes
+    objects: tuple[bytes, ...]
     externals: tuple[str, ...]
     timings: dict
     llvm_ir: str = ""
 
+    @property
+    def data(self) -> bytes:
+        """The object code as one relocatable object file: the only one, or all of them
+        linked into one (`cc -r`)."""
+        if len(self.objects) == 1:
+            return self.objects[0]
+        with tempfile.TemporaryDirectory(prefix="irkit-link-") as tmp:
+            out = os.path.join(tmp, "all.o")
+            _run_c_compiler(["-r", "-nostdlib", "-o", out, *_written(self.objects, tmp)], out)
+            with open(out, "rb") as f:
+                return f.read()
+
+
+#: the most partitions a module is compiled in (`llvm_partition`), however many cores
+MAX_PARTITIONS = 8
+
+
+def compile_partitions() -> int:
+    """How many partitions a module is compiled in, side by side: one per core this process
+    may run on, at most `MAX_PARTITIONS`."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count() or 1
+    return max(1, min(cores, MAX_PARTITIONS))
+
 
 def compile_object(module: Operation, opt_level: int = 2, cpu: str = "native", *,
-                   jit: bool = False, keep_ir: bool = False, verify: bool = True) -> ObjectCode:
-    """`module` translated, optimized and compiled to an object file for `cpu`
-    (`cpu_target`: this machine's by default).
+                   jit: bool = False, keep_ir: bool = False, verify: bool = True,
+                   rules=RULES, partitions: int | None = None) -> ObjectCode:
+    """`module` translated, optimized and compiled to object files for `cpu`
+    (`cpu_target`: this machine's by default), its functions in `partitions` parts
+    (default `compile_partitions()`) compiled side by side on as many threads.
 
     `jit=True` is for `load_object` in a process (MCJIT's code model: the large one, so that
     no reference between sections loaded anywhere in memory is out of range); `jit=False`
     is position-independent code for a shared library (`link_shared`); `verify` as for
-    `optimized_module`."""
+    `optimized_module`; `rules` translate the ops (`llvm_lowering.ModuleLowering`: the GPU's
+    host code has its own, `nvptx.host.HOST_RULES`)."""
     timings: dict = {}
-    mod, ml = _parsed_module(module, opt_level, cpu, jit, verify, timings)
-    return _object_code(mod, ml, opt_level, cpu, jit, keep_ir, timings)
+    parts, ml = _partitioned(module, opt_level, verify, timings, rules, partitions)
+    return _object_code(parts, ml, module, opt_level, cpu, jit, keep_ir, timings)
 
 
 def start_object(module: Operation, opt_level: int = 2, cpu: str = "native", *,
-                 jit: bool = False, keep_ir: bool = False,
-                 verify: bool = True) -> BackgroundCall:
-    """`compile_object`, its Python half (verification, translation) done here and its LLVM
-    half (optimization and code generation, which release the GIL) started on a helper
-    thread: the caller's own work overlaps it, and `.result()` is the `ObjectCode`."""
+                 jit: bool = False, keep_ir: bool = False, verify: bool = True,
+                 rules=RULES, partitions: int | None = None) -> BackgroundCall:
+    """`compile_object`, its Python half (verification, translation, the split) done here
+    and its LLVM half (optimization and code generation, which release the GIL) started on
+    a helper thread: the caller's own work overlaps it, and `.result()` is the
+    `ObjectCode`."""
     timings: dict = {}
-    mod, ml = _parsed_module(module, opt_level, cpu, jit, verify, timings)
-    return BackgroundCall(_object_code, mod, ml, opt_level, cpu, jit, keep_ir, timings)
+    parts, ml = _partitioned(module, opt_level, verify, timings, rules, partitions)
+    return BackgroundCall(_object_code, parts, ml, module, opt_level, cpu, jit, keep_ir,
+                          timings)
 
 
-def _object_code(mod: llvm.ModuleRef, ml: ModuleLowering, opt_level: int, cpu: str, jit: bool,
-                 keep_ir: bool, timings: dict) -> ObjectCode:
-    """The LLVM half of `compile_object`: `mod` optimized and compiled."""
-    _optimize(mod, opt_level, cpu, jit, timings)
+def _object_code(parts: list[Partition], ml: ModuleLowering, module: Operation,
+                 opt_level: int, cpu: str, jit: bool, keep_ir: bool,
+                 timings: dict) -> ObjectCode:
+    """The LLVM half of `compile_object`: each partition compiled on a thread of its own
+    (the first on this one). Each step's time is the slowest partition's (what it takes
+    where each thread has a core); `cpu_ms` holds each step's CPU time, all partitions
+    together (and the translation's), and the slowest partition's; `partitions` is their
+    number."""
+    args = (module, opt_level, cpu, jit, keep_ir)
+    others = [BackgroundCall(_compile_partition, part, *args) for part in parts[1:]]
+    done = [_compile_partition(parts[0], *args)] + [call.result() for call in others]
+    defined = {name for part in parts for name in part.functions}
     externals = set(ml.runtime_symbols)
-    externals.update(f.name for f in mod.functions
-                     if f.is_declaration and not f.name.startswith("llvm."))
+    for _, _, _, declared in done:
+        externals.update(declared - defined)
+    steps = ("parse_ms", "optimize_ms", "codegen_ms")
+    timings.update({step: max(t[step] for _, _, t, _ in done) for step in steps},
+                   partitions=len(done))
+    timings["cpu_ms"].update({step: sum(t["cpu_ms"][step] for _, _, t, _ in done)
+                              for step in steps},
+                             slowest_partition_ms=max(sum(t["cpu_ms"].values())
+                                                      for _, _, t, _ in done))
+    return ObjectCode(tuple(obj for obj, _, _, _ in done), tuple(sorted(externals)), timings,
+                      "\n".join(text for _, text, _, _ in done))
+
+
+def _compile_partition(part: Partition, module: Operation, opt_level: int, cpu: str,
+                       jit: bool, keep_ir: bool) -> tuple[bytes, str, dict, set[str]]:
+    """(object file, optimized IR text if `keep_ir`, step timings, the functions it declares)
+    of one partition, compiled in an LLVM context and with a target machine of its own, so
+    that threads compile partitions side by side (`_unlocked`)."""
+    timings: dict = {"cpu_ms": {}}
+    step = _Steps(timings)
+    tm = _new_target_machine(opt_level, jit, cpu)
+    mod = _parse(part.text, module, tm, llvm.create_context())
+    step("parse_ms")
+    _optimize(mod, opt_level, cpu, jit, {}, tm)
+    step("optimize_ms")
+    declared = {f.name for f in mod.functions
+                if f.is_declaration and not f.name.startswith("llvm.")}
     text = str(mod) if keep_ir else ""
-    t0 = time.perf_counter()
-    data = _target_machine(opt_level, jit, cpu).emit_object(mod)
-    timings["codegen_ms"] = (time.perf_counter() - t0) * 1e3
-    return ObjectCode(data, tuple(sorted(externals)), timings, text)
+    step.start()
+    with llvm.ffi.OutputString() as error:
+        buffer = _unlocked("LLVMPY_TargetMachineEmitToMemory")(tm, mod, 1, error)
+        if not buffer:
+            raise BackendError(f"internal error: LLVM's code generation failed: {error}",
+                               module.location)
+    try:
+        data = ctypes.string_at(llvm.ffi.lib.LLVMPY_GetBufferStart(buffer),
+                                llvm.ffi.lib.LLVMPY_GetBufferSize(buffer))
+    finally:
+        llvm.ffi.lib.LLVMPY_DisposeMemoryBuffer(buffer)
+    step("codegen_ms")
+    return data, text, timings, declared
+
+
+class _Steps:
+    """Records into `timings` the wall time (ms) of each step since the last, and its CPU
+    time on this thread under `timings["cpu_ms"]`."""
+
+    def __init__(self, timings: dict) -> None:
+        self.timings = timings
+        self.start()
+
+    def start(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.thread_time()
+
+    def __call__(self, name: str) -> None:
+        self.timings[name] = (time.perf_counter() - self.wall) * 1e3
+        self.timings["cpu_ms"][name] = (time.thread_time() - self.cpu) * 1e3
+        self.start()
 
 
 def emit_object(module: Operation, opt_level: int = 2, cpu: str = "native") -> bytes:
@@ -396,10 +532,6 @@ def emit_assembly(module: Operation, opt_level: int = 2, cpu: str = "native") ->
     mod, _ = optimized_module(module, opt_level, cpu=cpu)
     return _target_machine(opt_level, False, cpu).emit_assembly(mod)
 
-
-# ---------------------------------------------------------------------------------------------
-# In-process JIT
-# ---------------------------------------------------------------------------------------------
 
 
 class JitModule:
@@ -425,6 +557,12 @@ class JitModule:
         check_threads(threads)
         if self._threads_address:
             ctypes.c_int.from_address(self._threads_address).value = threads
+
+    def global_address(self, name: str) -> int:
+        """Where the in-process code's global `name` lives (0: it has none; a library's
+        hidden globals are not looked up)."""
+        find = getattr(self._owner, "get_global_value_address", None)
+        return find(name) if find is not None else 0
 
     def __getattr__(self, name: str) -> JitFunction:
         functions = self.__dict__.get("functions", {})
@@ -462,7 +600,7 @@ def compile_module(module: Operation, opt_level: int = 2, threads: int = 0,
 
 
 def load_object(code: ObjectCode, functions: dict[str, Operation]) -> JitModule:
-    """Load an object file from `compile_object(..., jit=True)` (made in this process or
+    """Load the object files from `compile_object(..., jit=True)` (made in this process or
     another) into this process with MCJIT, and wrap the `func.func`s of `functions` (symbol
     -> the function, whose type gives the signature; its body is not read) as `JitFunction`s.
 
@@ -476,7 +614,8 @@ def load_object(code: ObjectCode, functions: dict[str, Operation]) -> JitModule:
     t0 = time.perf_counter()
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""),
                                         _new_target_machine(0, True))
-    engine.add_object_file(llvm.ObjectFileRef.from_data(code.data))
+    for data in code.objects:       # one engine: the objects' symbols resolve one another
+        engine.add_object_file(llvm.ObjectFileRef.from_data(data))
     engine.finalize_object()
     jitted = {}
     for symbol, fn in functions.items():
@@ -532,24 +671,35 @@ def link_shared(objects: list[bytes], path: str | os.PathLike,
     C compiler (`cc -shared -o path *.o -lm -lpthread`), and the OpenMP runtime that their
     parallel loops call (`openmp_library`: a path, or a name linked as `-l:libgomp.so.1`),
     which then becomes a DT_NEEDED of the library: the dynamic loader loads it with it."""
-    cc = find_c_compiler()
-    if cc is None:
-        raise BackendError("no C compiler (cc, gcc or clang) found to link a shared library")
     path = os.fspath(path)
     with tempfile.TemporaryDirectory(prefix="irkit-link-") as tmp:
-        files = []
-        for i, obj in enumerate(objects):
-            f = os.path.join(tmp, f"part{i}.o")
-            with open(f, "wb") as fh:
-                fh.write(obj)
-            files.append(f)
         gomp = openmp_library()
         runtime = [] if gomp is None else [gomp if os.path.isabs(gomp) else f"-l:{gomp}"]
-        cmd = [cc, "-shared", "-o", path, *files, *runtime, *(f"-l{lib}" for lib in libraries)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise BackendError(f"linking '{path}' failed ({' '.join(cmd)}):\n{proc.stderr.strip()}")
+        _run_c_compiler(["-shared", "-o", path, *_written(objects, tmp), *runtime,
+                         *(f"-l{lib}" for lib in libraries)], path)
     return path
+
+
+def _written(objects, folder: str) -> list[str]:
+    """The paths of `objects` (bytes) written into `folder` as `part<i>.o`."""
+    files = []
+    for i, obj in enumerate(objects):
+        files.append(os.path.join(folder, f"part{i}.o"))
+        with open(files[-1], "wb") as fh:
+            fh.write(obj)
+    return files
+
+
+def _run_c_compiler(args: list[str], output: str) -> None:
+    """The system C compiler (`find_c_compiler`) run with `args` to link `output`; its
+    messages in the BackendError when it fails."""
+    cc = find_c_compiler()
+    if cc is None:
+        raise BackendError(f"no C compiler (cc, gcc or clang) found to link '{output}'")
+    proc = subprocess.run([cc, *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BackendError(f"linking '{output}' failed ({' '.join([cc, *args])}):\n"
+                           f"{proc.stderr.strip()}")
 
 
 def load_shared(path: str | os.PathLike, module: Operation) -> JitModule:

@@ -26,13 +26,14 @@ inliner and SROA remove the result slots).
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Mapping
 
 import llvmlite.ir as ir
 
 from irkit.diagnostics import IRError
 from irkit.ir import Block, Operation, Value
 from irkit.types import FunctionType, MemRefType, Type, VectorType
+from irkit.backends.llvm_profile import profile_region, timed
 from irkit.backends.llvm_types import (
     I64, PTR, VOID, abi_scalar, byte_size, element_of, error_at, from_abi,
     from_storage, storage_type, to_abi, to_storage, value_type,
@@ -42,11 +43,12 @@ from irkit.backends.llvm_types import (
 RULES: dict[str, Callable] = {}
 
 
-def lowers(*names: str):
-    """Register the decorated function as the translation rule of the ops `names`."""
+def lowers(*names: str, table: dict[str, Callable] = RULES):
+    """Register the decorated function as the translation rule of the ops `names` in `table`
+    (default: `RULES`, the rules every target shares)."""
     def register(fn):
         for n in names:
-            RULES[n] = fn
+            table[n] = fn
         return fn
     return register
 
@@ -107,10 +109,14 @@ RESERVED_NAMES = frozenset([n + s for n in _LIBM for s in ("", "f")] +
 class ModuleLowering:
     """Translates one `builtin.module` of `func.func`s into an `ir.Module`."""
 
-    def __init__(self, module: Operation, name: str = "irkit", openmp: bool = False) -> None:
-        if module.name != "builtin.module":
-            raise error_at(module, "cannot be translated to LLVM IR: expected a "
-                                   "'builtin.module'")
+    #: the op a module to translate is (the NVPTX backend translates `gpu.module`s)
+    container = "builtin.module"
+
+    def __init__(self, module: Operation, name: str = "irkit", openmp: bool = False,
+                 rules: Mapping[str, Callable] = RULES) -> None:
+        if module.name != self.container:
+            raise error_at(module, f"cannot be translated to LLVM IR: expected a "
+                                   f"'{self.container}'")
         self.module = module
         self.llmod = ir.Module(name=name)
         #: symbol name -> (LLVM function, signature, func.func op)
@@ -119,6 +125,9 @@ class ModuleLowering:
         self.runtime_symbols: set[str] = set()
         #: whether outermost `loop.parallel`s run on OpenMP threads (`llvm_parallel`)
         self.openmp = openmp
+        #: op name -> rule: `RULES`, or a target's own view of them (the NVPTX backend's
+        #: kernels replace the math rules by libdevice calls and add the gpu ops')
+        self.rules = rules
         self._helpers: dict = {}
 
     def translate(self) -> ir.Module:
@@ -173,6 +182,17 @@ class ModuleLowering:
         while f"{prefix}{n}" in self.llmod.globals:
             n += 1
         return f"{prefix}{n}"
+
+    def hidden_global(self, name: str, t: ir.Type) -> ir.GlobalVariable:
+        """The module's zero-initialized global `name` of type `t` (created on first use),
+        hidden: two libraries in one process never share it, yet the library's own C code
+        and MCJIT find it by name."""
+        g = self.llmod.globals.get(name)
+        if g is None:
+            g = ir.GlobalVariable(self.llmod, t, name)
+            g.initializer = ir.Constant(t, None)
+            g.storage_class = "hidden"
+        return g
 
     def helper(self, key, build: Callable[[], ir.Function]) -> ir.Function:
         """A private helper function of this module (built once per `key`)."""
@@ -250,13 +270,16 @@ class FunctionLowering:
         return None
 
     def lower_op(self, op: Operation) -> None:
-        rule = RULES.get(op.name)
+        rule = self.ml.rules.get(op.name)
         if rule is None:
             raise error_at(op, "cannot be translated to LLVM IR: no lowering for this op in "
                                "the LLVM backend")
         self.op = op
         try:
-            out = rule(self, op, [self.get(v) for v in op.operands])
+            args = [self.get(v) for v in op.operands]
+            region = profile_region(op)     # opt-in timing (`llvm_profile`); None normally
+            out = rule(self, op, args) if region is None else \
+                timed(self, region, lambda: rule(self, op, args))
         except IRError:
             raise
         except Exception as e:     # a bug in a rule: still report it at the op

@@ -21,13 +21,15 @@ after loading (`JitModule.set_threads`, the C API's `irkit_init` / `irkit_set_th
 0 means OpenMP's own default, `omp_get_max_threads()` (OMP_NUM_THREADS, else every core).
 The code never asks for more threads than dimension 0 has iterations, nor more than its work
 pays for: each thread must get at least `MIN_WORK_PER_THREAD` units of work (one op of the
-body executed once; nested loops whose bounds are known before the loop count their trip
-counts, others count once). GOMP_parallel costs about 1 us on this 2-core machine when the
-pool is awake and 7 us or more once it sleeps; 2^15 units are 10-30 us of scalar work, so a
-region costs a small fraction of what it splits. A loop with fewer units than two threads
-need runs on the calling thread, through a direct call of the same outlined function (no
-second copy of the body), told by its context not to split: called from a thread of some
-other OpenMP team (a C program's own parallel region), it must not take that team's chunk.
+body executed once; a nested loop counts its trip count on the first iteration of the loops
+around it, where its bounds are index arithmetic: `_StartValues`; others count once).
+GOMP_parallel costs about 1 us on this 2-core machine when the pool is awake and 10 us
+once it sleeps (as it does at once: `llvm_cpu` sets GOMP_SPINCOUNT=0); 2^15 units are
+10-30 us of scalar work, so a region costs a fraction of what it splits. A loop with fewer
+units than two threads need runs on the calling thread, through a direct call of the same
+outlined function (no second copy of the body), told by its context not to split: called
+from a thread of some other OpenMP team (a C program's own parallel region), it must not
+take that team's chunk.
 
 libgomp's threads spin a while at barriers and between regions before they sleep (its
 default wait policy). That is the fastest on a machine of one's own, and the worst on an
@@ -35,7 +37,8 @@ oversubscribed one: a thread spinning for a descheduled teammate holds a core th
 needs, and a region can cost a scheduler time slice. Measured here with other jobs keeping
 the load at 4 on 2 cores, the MLP's B=1024 training step took a median 150 ms on 2 threads
 against 7 ms on one (best 1.9 vs 3.0 ms); `OMP_WAIT_POLICY=passive` brought it back to
-7 ms. On a shared machine, give `threads=1` (or `OMP_NUM_THREADS=1`) or the passive policy.
+7 ms. So the JIT has libgomp's threads sleep at once (`llvm_cpu`); a C program sets its own
+policy (OMP_WAIT_POLICY=passive on a shared machine).
 
 Algorithm:
 
@@ -47,19 +50,23 @@ Algorithm:
    (q, r = divmod(trips, nth): chunks differ by at most one iteration); without, all of
    them. `iv0 = lb0 + t * step0`; the other dimensions are nested inside, sequentially.
 3. At the op: trips = the trip count of dimension 0, work = the product of every
-   dimension's trip count times the body's cost (`_block_cost`), team = min(requested or
-   omp_get_max_threads(), trips, work / MIN_WORK_PER_THREAD). A team of two or more runs
-   `GOMP_parallel(fn, &ctx, team, 0)`; otherwise `fn(&ctx)` runs here with split false.
+   dimension's trip count times the body's cost on its first iteration (`_block_cost`),
+   team = min(requested or omp_get_max_threads(), trips, work / MIN_WORK_PER_THREAD). A
+   team of two or more runs `GOMP_parallel(fn, &ctx, team, 0)`; otherwise `fn(&ctx)` runs
+   here with split false.
 """
 
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from irkit.dialects.arith import ConstantOp
+from irkit.attributes import IntegerAttr
+from irkit.dialects import arith
 from irkit.dialects.loop import ForOp, ParallelOp
-from irkit.ir import Block, Operation, Value
+from irkit.ir import Block, BlockArgument, Operation, Value
+from irkit.rewrite import constant_value
 from irkit.backends.llvm_lowering import FunctionLowering, emit_loop, emit_loop_nest, lowers
+from irkit.backends.llvm_profile import count_team
 from irkit.backends.llvm_types import I1, I32, I64, PTR, VOID
 
 #: the least work (body ops executed) worth a thread of its own; see the module docstring
@@ -109,12 +116,7 @@ def _omp(lw: FunctionLowering, name: str) -> ir.Function:
 def threads_global(lw: FunctionLowering) -> ir.GlobalVariable:
     """The module's `irkit_num_threads` (created on first use): hidden, so that two libraries
     in one process never share it, yet visible to the library's own C code and to MCJIT."""
-    g = lw.ml.llmod.globals.get(THREADS_GLOBAL)
-    if g is None:
-        g = ir.GlobalVariable(lw.ml.llmod, I32, THREADS_GLOBAL)
-        g.initializer = ir.Constant(I32, 0)
-        g.storage_class = "hidden"
-    return g
+    return lw.ml.hidden_global(THREADS_GLOBAL, I32)
 
 
 def _trip_count(b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, step: ir.Value) -> ir.Value:
@@ -124,29 +126,87 @@ def _trip_count(b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, step: ir.Value) -> 
                     b.add(b.udiv(span, step), ir.Constant(I64, 1)), ir.Constant(I64, 0))
 
 
-def _block_cost(lw: FunctionLowering, outer: Operation, block: Block) -> ir.Value:
-    """The work of one execution of `block` (in `outer`'s body): one unit per op, a nested
-    loop's body times its trip count where its bounds are defined outside `outer` (known
-    before the loop starts), once where they are not."""
+#: integer ops whose value on a body's first iteration the cost estimate may compute
+#: before the loop: pure, no regions, no trap (`_DIVIDING` only by a constant other than 0)
+_INDEX_ARITH = (arith.ConstantOp, arith.AddIOp, arith.SubIOp, arith.MulIOp, arith.MinSIOp,
+                arith.MaxSIOp, arith.MinUIOp, arith.MaxUIOp, arith.IndexCastOp, arith.CmpIOp,
+                arith.SelectOp)
+_DIVIDING = (arith.CeilDivSIOp, arith.FloorDivSIOp, arith.DivUIOp, arith.DivSIOp,
+             arith.RemUIOp, arith.RemSIOp)
+
+
+class _StartValues:
+    """The values index arithmetic inside `outer` has on the first iteration of every loop
+    around it (each induction variable at its lower bound), computed before `outer` by the
+    ops' own rules; None for a value that is not such arithmetic (a load, a carried value).
+
+    BLIS nests and tiled loops compute their inner bounds inside the parallel body
+    (`min(K - pc, kc)`, `ceildiv(rows, mr)`); counting such a loop once made a 30 us matmul
+    look like a few hundred ops, run on one thread. Its first iteration's bounds are the
+    full block's (the remainder comes last), a fair estimate of every iteration's."""
+
+    def __init__(self, lw: FunctionLowering, outer: Operation) -> None:
+        self.lw, self.outer = lw, outer
+        self.known: dict[Value, ir.Value | None] = {}
+
+    def value(self, v: Value) -> ir.Value | None:
+        if self.outer.is_defined_outside(v):
+            return self.lw.get(v)
+        if v not in self.known:
+            self.known[v] = self._compute(v)
+        return self.known[v]
+
+    def _compute(self, v: Value) -> ir.Value | None:
+        if isinstance(v, BlockArgument):       # an induction variable: its lower bound
+            bounds = _loop_bounds(v.owner_op)
+            return None if bounds is None or v.index >= len(bounds[0]) else \
+                self.value(bounds[0][v.index])
+        op = v.owner_op
+        if isinstance(op, _DIVIDING):
+            divisor = constant_value(op.rhs)
+            if not isinstance(divisor, IntegerAttr) or not divisor.value:
+                return None
+        elif not isinstance(op, _INDEX_ARITH) or op.regions:
+            return None
+        args = [self.value(x) for x in op.operands]
+        if any(a is None for a in args):
+            return None
+        lw, where = self.lw, self.lw.op
+        lw.op = op
+        out = lw.ml.rules[op.name](lw, op, args)
+        lw.op = where
+        return out[v.index] if isinstance(out, (list, tuple)) else out
+
+
+def _block_cost(lw: FunctionLowering, start: _StartValues, block: Block) -> ir.Value:
+    """The work of one execution of `block` (in `start.outer`'s body): one unit per op, a
+    nested loop's body times its trip count on the first iteration (`_StartValues`), once
+    where that count is not index arithmetic."""
     b = lw.builder
     units, terms = 0, []
     for op in block.ops:
         if not op.regions:
-            units += not isinstance(op, ConstantOp)
+            units += not isinstance(op, arith.ConstantOp)
             continue
         inner = ir.Constant(I64, 0)
         for region in op.regions:
             for blk in region.blocks:
-                inner = b.add(inner, _block_cost(lw, outer, blk))
-        bounds = _loop_bounds(op)
-        if bounds is not None and all(outer.is_defined_outside(v) for g in bounds for v in g):
-            for lb, ub, step in zip(*bounds):
-                inner = b.mul(inner, _trip_count(b, lw.get(lb), lw.get(ub), lw.get(step)))
+                inner = b.add(inner, _block_cost(lw, start, blk))
+        for dim in zip(*(_loop_bounds(op) or ())):
+            lb, ub, step = (start.value(v) for v in dim)
+            if lb is not None and ub is not None and step is not None:
+                inner = b.mul(inner, _trip_count(b, lb, ub, umax(b, step, 1)))
         terms.append(inner)
     total = ir.Constant(I64, units)
     for t in terms:
         total = b.add(total, t)
     return total
+
+
+def umax(b: ir.IRBuilder, x: ir.Value, y: int) -> ir.Value:
+    """max(x, y) of an i64 `x` as unsigned, and a constant."""
+    c = ir.Constant(I64, y)
+    return b.select(b.icmp_unsigned("<", x, c), c, x)
 
 
 def _loop_bounds(op: Operation):
@@ -165,7 +225,7 @@ def _openmp_parallel(lw: FunctionLowering, op) -> None:
     outlined = _outline(lw, op, captures, ctx_type)
     dims = list(zip(op.lower_bounds, op.upper_bounds, op.steps))
     trips = [_trip_count(b, *(lw.get(v) for v in dim)) for dim in dims]
-    work = _block_cost(lw, op, op.regions[0].blocks[0])
+    work = _block_cost(lw, _StartValues(lw, op), op.regions[0].blocks[0])
     for t in trips:
         work = b.mul(work, t)
 
@@ -178,6 +238,7 @@ def _openmp_parallel(lw: FunctionLowering, op) -> None:
     team = umin(umin(b.sext(team, I64), trips[0]),
                 b.udiv(work, ir.Constant(I64, MIN_WORK_PER_THREAD)))
     split = b.icmp_unsigned(">", team, ir.Constant(I64, 1))
+    count_team(lw, op, umax(b, team, 1))
     ctx = ir.Constant(ctx_type, None)
     for i, v in enumerate(captures + [None, None]):
         value = lw.get(v) if v is not None else trips[0] if i == len(captures) else split

@@ -5,7 +5,8 @@ row per model, and the wall time of fresh processes (cold and warm compile cache
     python bench/compile_time.py [examples/mlp.irk examples/cnn.irk ...] [--no-processes]
                                  [--verify-each]
 
-Phases (seconds, in this process, cold: nothing cached):
+Phases (seconds, in this process, cold: nothing cached), in two tables: CPU time (every
+thread of the process together; what a shared machine's load changes least) and wall time:
 
 - `dsl`: the front end (lark parse, graph IR, verification);
 - one column per row of the pipeline table (`irkit.passes.pipeline.STAGES`): its passes,
@@ -13,7 +14,10 @@ Phases (seconds, in this process, cold: nothing cached):
   before the JIT's pipeline verified by row; inside the other columns) shown apart; the
   backend does not verify its input again (`_run_rows` just did);
 - `translate`, `optimize`, `codegen`: the LLVM backend (IRBuilder translation with the parse
-  of its text, the -O2 pass pipeline, machine code);
+  of its text, the -O2 pass pipeline, machine code), its `partitions` compiled side by side
+  (`llvm_partition`, `--partitions`): their wall time is the slowest partition's, their CPU
+  time all of theirs, and `llvm_critical` the CPU time of the slowest partition's
+  parse, optimization and code generation, what LLVM takes where each partition has a core;
 - `cache`: `load_model` storing this compile (printing the entry's texts, writing it, and
   loading it); `load`: MCJIT loading the object, the interface parsed;
 - `total` (the cold compile, `cache` included), next to `warm`: `load_model` again, a hit
@@ -51,70 +55,77 @@ print(time.perf_counter() - t0)
 """
 
 
-def phases(path: Path, verify_each: bool) -> dict[str, float]:
-    """The phase times (s) of one cold JIT compile of `path`'s only model, and a warm load."""
+class _Clock:
+    """Wall and CPU seconds (this process, every thread) of phases, by name."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+
+    def add(self, name: str, wall: float, cpu: float) -> None:
+        self.wall[name] = self.wall.get(name, 0.0) + wall
+        self.cpu[name] = self.cpu.get(name, 0.0) + cpu
+
+    def timed(self, name: str, fn, *args, **kwargs):
+        t, c = time.perf_counter(), time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.add(name, time.perf_counter() - t, time.process_time() - c)
+
+
+def phases(path: Path, verify_each: bool) -> _Clock:
+    """The phase times (wall and CPU s) of one cold JIT compile of `path`'s only model, and
+    of a warm load."""
     import irkit
     from irkit.frontend.dsl import compile_source, model_modules
     from irkit.ir import Operation
     from irkit.passes import pipeline
     from irkit.runtime import compile_cache, engines
     from irkit.runtime.compiled import compile_models
-    out: dict[str, float] = {}
-    verify_s = [0.0]
+    clock = _Clock()
     real_verify = Operation.verify
 
     def timed_verify(self, *args, **kwargs):
-        t = time.perf_counter()
-        try:
-            return real_verify(self, *args, **kwargs)
-        finally:
-            verify_s[0] += time.perf_counter() - t
+        return clock.timed("verify", real_verify, self, *args, **kwargs)
 
     def make_pm(start, stop):
         pm = pipeline.pass_manager(start, stop, verify_each=verify_each)
         run = pm.run
-
-        def timed_run(op):
-            t = time.perf_counter()
-            run(op)
-            out[stop] = out.get(stop, 0.0) + time.perf_counter() - t
-        pm.run = timed_run
+        pm.run = lambda op: clock.timed(stop, run, op)
         return pm
     text = path.read_text()
-    t0 = time.perf_counter()
-    models = model_modules(compile_source(text, str(path)))
-    out["dsl"] = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    models = clock.timed("dsl", lambda: model_modules(compile_source(text, str(path))))
     Operation.verify = timed_verify
     try:
         compiled = compile_models(models, make_pm=make_pm)
     finally:
         Operation.verify = real_verify
-    out["verify"] = verify_s[0]
-    ms = compiled.code.timings
-    out["translate"] = (ms["translate_ms"] + ms["parse_ms"]) / 1e3
-    out["optimize"] = ms["optimize_ms"] / 1e3
-    out["codegen"] = ms["codegen_ms"] / 1e3
+    ms, cpu_ms = compiled.code.timings, compiled.code.timings["cpu_ms"]
+    # the LLVM steps: wall, the slowest partition's; CPU, every partition's together
+    clock.add("translate", (ms["translate_ms"] + ms["parse_ms"]) / 1e3,
+              (cpu_ms["translate_ms"] + cpu_ms["parse_ms"]) / 1e3)
+    for step in ("optimize", "codegen"):
+        clock.add(step, ms[step + "_ms"] / 1e3, cpu_ms[step + "_ms"] / 1e3)
+    clock.add("partitions", ms["partitions"], ms["partitions"])
+    # on an idle machine with a core per partition, LLVM takes its slowest partition's time
+    clock.cpu["llvm_critical"] = cpu_ms["slowest_partition_ms"] / 1e3
     with tempfile.TemporaryDirectory() as cache:
         os.environ["IRKIT_CACHE_DIR"] = cache
         # the entry `load_model` itself writes (its key, its options), this compile in it
         engines.compile_models = lambda *args, **kwargs: compiled
         compile_cache.stats.clear()
-        t = time.perf_counter()
         try:
-            irkit.load_model(path, engine="jit")
+            clock.timed("cache", irkit.load_model, path, engine="jit")
         finally:
             engines.compile_models = compile_models
-        out["cache"] = time.perf_counter() - t
         assert compile_cache.stats["stores"] == 1, "the compile was not stored"
-        t = time.perf_counter()
-        compiled.runner(next(iter(models)))
-        out["load"] = time.perf_counter() - t
-        out["total"] = time.perf_counter() - t0
-        t = time.perf_counter()
-        irkit.load_model(path, engine="jit")
-        out["warm"] = time.perf_counter() - t
+        clock.timed("load", compiled.runner, next(iter(models)))
+        clock.add("total", time.perf_counter() - t0, time.process_time() - c0)
+        clock.timed("warm", irkit.load_model, path, engine="jit")
         assert compile_cache.stats["hits"] == 1, "the warm load missed the cache"
-    return out
+    return clock
 
 
 def _children_cpu() -> float:
@@ -157,17 +168,26 @@ def main() -> None:
     ap.add_argument("--no-processes", action="store_true")
     ap.add_argument("--verify-each", action="store_true",
                     help="verify after every pass, not after every row")
+    ap.add_argument("--partitions", type=int,
+                    help="compile each module in this many partitions (default: a core each)")
     args = ap.parse_args()
     from irkit.passes import pipeline
     print(f"load average before: {os.getloadavg()[0]:.2f}\n")
     stages = [s.name for s in pipeline.STAGES if s.passes]
-    cols = ["dsl", *stages, "verify", "translate", "optimize", "codegen", "cache", "load",
-            "total", "warm"]
-    print("| model | " + " | ".join(cols) + " |")
-    print("| --- |" + " --- |" * len(cols))
-    for path in args.models:
-        p = phases(path, args.verify_each)
-        print(f"| {path.name} | " + " | ".join(f"{p.get(c, 0.0):.3f}" for c in cols) + " |")
+    if args.partitions is not None:
+        from irkit.backends import llvm_cpu
+        llvm_cpu.compile_partitions = lambda: args.partitions
+    cols = ["dsl", *stages, "verify", "translate", "optimize", "codegen", "partitions",
+            "llvm_critical", "cache", "load", "total", "warm"]
+    clocks = [(path, phases(path, args.verify_each)) for path in args.models]
+    for kind in ("cpu", "wall"):
+        print(f"\n{kind} s:\n\n| model | " + " | ".join(cols) + " |")
+        print("| --- |" + " --- |" * len(cols))
+        for path, clock in clocks:
+            times = getattr(clock, kind)
+            print(f"| {path.name} | " + " | ".join(
+                f"{times[c]:.0f}" if c == "partitions" else "-" if c not in times else
+                f"{times[c]:.3f}" for c in cols) + " |")
     if not args.no_processes:
         print("\n| fresh process | wall s | CPU s |\n| --- | --- | --- |")
         for what, dt, cpu in processes(args.models):

@@ -64,12 +64,13 @@ def renamed(model: str, mod: Operation) -> Operation:
 def write_library(lowered: dict[str, Operation], path: str, opt_level: int = 2,
                   header: str | None = None,
                   graphs: dict[str, Operation] | None = None,
-                  cpu: str = "native", object_code: bytes | None = None) -> tuple[str, str, str]:
+                  cpu: str = "native",
+                  object_code: tuple[bytes, ...] | None = None) -> tuple[str, str, str]:
     """Link `path` (a shared library of every model's functions, `<model>_<fn>` symbols,
     compiled for `cpu`: `llvm_cpu.cpu_target`), write the C header (`header`, default next
     to it with `.h`) and the sidecar metadata `path + ".json"` (the lowered IR, and the
     graph IR of `graphs` for output shapes the symbolic pass cannot derive). Returns the
-    three paths. `object_code`, when given, is the backend's object of
+    three paths. `object_code`, when given, is the backend's object files of
     `flat_module(lowered)` for `cpu` already compiled (the compile cache's), used as it is.
 
     The three are one build: each is written to a temporary beside it and all are renamed
@@ -99,8 +100,8 @@ def write_library(lowered: dict[str, Operation], path: str, opt_level: int = 2,
             wrapper = compile_c(c_source(lowered, os.path.abspath(tmp_h),
                                          fingerprint=meta["fingerprint"],
                                          target=meta["target"]), tmp)
-        link_shared([object_code if pending is None else pending.result().data, wrapper],
-                    tmp_so)
+        objects = object_code if pending is None else pending.result().objects
+        link_shared([*objects, wrapper], tmp_so)
         _write(tmp_meta, meta_path, json.dumps(meta, indent=1) + "\n")
         files.commit()
     return path, header, meta_path

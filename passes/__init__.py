@@ -38,6 +38,10 @@ _ALL = {
     "loop-interchange": "loop_interchange",
     "loop-unroll": "loop_unroll",
     "loop-unroll-and-jam": "loop_unroll_and_jam",
+    "gpu-map-parallel-loops": "gpu_map_parallel_loops",
+    "gpu-kernel-outlining": "gpu_kernel_outlining",
+    "gpu-matmul-tiles": "gpu_matmul_tiles",
+    "gpu-block-reduce": "gpu_block_reduce",
 }
 
 

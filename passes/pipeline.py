@@ -14,6 +14,15 @@ A new level of the ladder is one row: say a `linalg` stage between `autodiff` an
 and `--emit=linalg`, the JIT and the library compiler all go through it; the row below it
 then starts from its output. Any pass of the table can be left out by name
 (`passes_between(..., disable=[...])`: `irkit-compile --disable=`, `load_model(disable=)`).
+
+Targets. Each target has its own ladder (`stages(target)`; every function takes `target=`,
+"cpu" by default, whose ladder is `STAGES`). The `nvptx` ladder (`NVPTX_STAGES`) shares the
+CPU's rows down to `linalg`; its `loop` row runs the GPU schedules (`GPU_SCHEDULES`: launches
+built from the structured ops on memrefs, where the CPU's BLIS pass stands) and lowers the
+rest to plain loop nests (no CPU vectorization, no polynomial math: libdevice computes math
+on the GPU), its `memory` row plans the arena (which lives on the device), and its last row,
+`gpu`, maps what is left to grids and one-thread launches and outlines the kernels: what
+`backends/nvptx` compiles.
 """
 
 from __future__ import annotations
@@ -71,6 +80,35 @@ STAGES: tuple[Stage, ...] = (
           "(docs/memory_planning.md): what the backend compiles"),
 )
 
+#: the schedules that give structured GPU kernels their shape: a contraction (and its
+#: epilogue) a shared-memory tiled matmul launch, a row reduction group a launch of one block
+#: per row with tree reductions; they read the structured ops on memrefs, so they run in the
+#: `loop` row between bufferize and lower-linalg-to-loop (which lowers what they leave), and
+#: their launches are kept as they are by the generic mapping of the `gpu` row
+GPU_SCHEDULES = "gpu-matmul-tiles,gpu-block-reduce"
+
+#: the nvptx ladder: the CPU's rows down to `linalg`, then its own (module docstring)
+NVPTX_STAGES: tuple[Stage, ...] = STAGES[:3] + (
+    Stage("loop", f"bufferize{{output-sizes=true}},{GPU_SCHEDULES},lower-linalg-to-loop,"
+          "canonicalize,cse",
+          "every graph function a function over memrefs, as on the CPU (docs/lowering.md); "
+          "each matmul-like contraction a tiled launch (workgroup tiles, register blocks, its "
+          "epilogue at the store), each row reduction group a launch of one block per row; "
+          "every other structured op and fusion group a plain loop nest: `loop.parallel` over "
+          "its parallel dims, scalar code inside; math ops left as they are for libdevice"),
+    Stage("memory", "plan-memory,canonicalize,cse",
+          "each function's temporaries views of one planned arena, allocated on the device"),
+    Stage("gpu", "gpu-map-parallel-loops,canonicalize,cse,gpu-kernel-outlining,"
+          "canonicalize,cse",
+          "every top-level parallel loop nest a grid, the other memory work one-thread "
+          "launches, outlined into `gpu.func` kernels of one `gpu.module @kernels` per "
+          "model launched by `gpu.launch_func`; the host code sizes, allocates and launches: "
+          "what backends/nvptx compiles"),
+)
+
+#: the targets `stages` knows
+TARGETS = ("cpu", "nvptx")
+
 #: the stage the interpreter runs (dev mode): graph ops only, derivatives expanded
 DEV_STAGE = "autodiff"
 #: the last stage whose functions are graph functions: the runtime runs their shape
@@ -78,14 +116,23 @@ DEV_STAGE = "autodiff"
 GRAPH_STAGE = "autodiff"
 
 
-def stage_names() -> list[str]:
+def stages(target: str = "cpu") -> tuple[Stage, ...]:
+    """The ladder of `target` ("cpu": `STAGES`, read when asked, "nvptx": `NVPTX_STAGES`)."""
+    if target == "cpu":
+        return STAGES
+    if target == "nvptx":
+        return NVPTX_STAGES
+    raise ValueError(f"no target {target!r} (targets: {', '.join(TARGETS)})")
+
+
+def stage_names(target: str = "cpu") -> list[str]:
     """The stages, top to bottom: `irkit-compile`'s `--emit` choices for IR."""
-    return [s.name for s in STAGES]
+    return [s.name for s in stages(target)]
 
 
-def compiled_stage() -> str:
+def compiled_stage(target: str = "cpu") -> str:
     """The last stage: the module the backend compiles."""
-    return STAGES[-1].name
+    return stages(target)[-1].name
 
 
 def _entries(passes: str) -> list[str]:
@@ -109,38 +156,40 @@ def _pass_name(entry: str) -> str:
     return entry.split("{", 1)[0].split("(", 1)[0].strip()
 
 
-def pipeline_pass_names() -> list[str]:
+def pipeline_pass_names(target: str = "cpu") -> list[str]:
     """Every pass the table runs, each once, top to bottom: what `disable` may name."""
     names: dict[str, None] = {}
-    for stage in STAGES:
+    for stage in stages(target):
         names.update(dict.fromkeys(_pass_name(e) for e in _entries(stage.passes)))
     return list(names)
 
 
-def passes_between(start: str | None, stop: str, disable=()) -> str:
+def passes_between(start: str | None, stop: str, disable=(), target: str = "cpu") -> str:
     """The textual pipeline that takes a module at stage `start` (None: the DSL's output)
     to stage `stop`: the rows after `start` up to and including `stop`, joined, without the
     passes named in `disable` (every occurrence: `disable=["linalg-fuse"]` compiles without
     fusion groups; a name the table does not run is an error, so a typo is not ignored)."""
-    names = stage_names()
+    names = stage_names(target)
     for name in (start, stop):
         if name is not None and name not in names:
             raise ValueError(f"no stage {name!r} in the pipeline (stages: {', '.join(names)})")
-    unknown = sorted(set(disable) - set(pipeline_pass_names()))
+    known = pipeline_pass_names(target)
+    unknown = sorted(set(disable) - set(known))
     if unknown:
         raise ValueError(f"cannot disable {', '.join(map(repr, unknown))}: the pipeline runs "
-                         f"no such pass (it runs: {', '.join(pipeline_pass_names())})")
+                         f"no such pass (it runs: {', '.join(known)})")
     first = 0 if start is None else names.index(start) + 1
     last = names.index(stop)
     if last < first - 1:
         raise ValueError(f"stage {stop!r} comes before stage {start!r}")
-    entries = [e for s in STAGES[first:last + 1] for e in _entries(s.passes)
+    entries = [e for s in stages(target)[first:last + 1] for e in _entries(s.passes)
                if _pass_name(e) not in disable]
     return ",".join(entries)
 
 
-def pass_manager(start: str | None, stop: str, disable=(), **options) -> PassManager:
-    """A pass manager for `passes_between(start, stop, disable)`, every pass of irkit known
-    (`options` go to `PassManager`)."""
+def pass_manager(start: str | None, stop: str, disable=(), target: str = "cpu",
+                 **options) -> PassManager:
+    """A pass manager for `passes_between(start, stop, disable, target)`, every pass of
+    irkit known (`options` go to `PassManager`)."""
     register_all()
-    return PassManager.parse(passes_between(start, stop, disable), **options)
+    return PassManager.parse(passes_between(start, stop, disable, target), **options)

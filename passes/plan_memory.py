@@ -244,17 +244,31 @@ def _conflicts(slots: list) -> list[list[int]]:
             for i, x in enumerate(slots)]
 
 
+def _placed_before(conflicts: list, order: list[int]) -> list[list[int]]:
+    """For each slot of `order`, in turn, the slots it overlaps in time that `order` places
+    before it: what `_place_static` looks at, the same at every size."""
+    rank = [len(order)] * len(conflicts)
+    for k, i in enumerate(order):
+        rank[i] = k
+    return [[j for j in conflicts[i] if rank[j] < k] for k, i in enumerate(order)]
+
+
 def _place_static(conflicts: list, sizes: list[int], order: list[int], best_fit: bool,
-                  stack_beyond: int | None = None, limit: int | None = None) -> list | None:
+                  stack_beyond: int | None = None, limit: int | None = None,
+                  before: list | None = None) -> list | None:
     """Offsets, placing slots in `order`: each goes into the smallest (best fit) or lowest
     (first fit) gap between the slots already placed that overlap it in time, sorted by
     offset, or on top of them all when no gap is big enough, or when more than
     `stack_beyond` of them overlap it (what the run-time formula does). None as soon as a
-    slot would end above `limit` (a search discarding a worse order early)."""
+    slot would end above `limit` (a search discarding a worse order early). `before` is
+    `_placed_before(conflicts, order)` when the caller has it (one order at many sizes)."""
     offsets: list = [None] * len(sizes)
-    for i in order:
+    for k, i in enumerate(order):
         size = sizes[i]
-        taken = [(offsets[j], sizes[j]) for j in conflicts[i] if offsets[j] is not None]
+        if before is None:
+            taken = [(offsets[j], sizes[j]) for j in conflicts[i] if offsets[j] is not None]
+        else:
+            taken = [(offsets[j], sizes[j]) for j in before[k]]
         if stack_beyond is not None and len(taken) > stack_beyond:
             offsets[i] = max([0] + [o + n for o, n in taken])       # on top of them all
         else:
@@ -379,9 +393,12 @@ def _cover(conflicts: list, candidates: list, at: list[list[int]]) -> list:
     """The fewest candidate orders (greedy set cover) such that at each size vector of `at`
     one of them is within _SEARCH_TARGET of the best candidate there: each order chosen
     becomes run-time code, so orders that never win are left out."""
-    arenas = [[_arena_static(_place_static(conflicts, sizes, order, False,
-                                           _MAX_FIT_CANDIDATES), sizes) for sizes in at]
-              for order in candidates]
+    arenas = []
+    for order in candidates:
+        before = _placed_before(conflicts, order)
+        arenas.append([_arena_static(_place_static(conflicts, sizes, order, False,
+                                                   _MAX_FIT_CANDIDATES, before=before), sizes)
+                       for sizes in at])
     best = [min(a[k] for a in arenas) for k in range(len(at))]
     good = [{k for k, a in enumerate(row) if a <= _SEARCH_TARGET * best[k]} for row in arenas]
     left, chosen = set(range(len(at))), []

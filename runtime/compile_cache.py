@@ -7,7 +7,7 @@ engine="jit")`) and `irkit-compile -o model.so` (and `--emit=obj`) look here fir
     compiled = cached_compile(text, "m.irk", "*", compile_all, jit=True,
                               options={"opt_level": 2, "cpu": "native"})
 
-An entry is one `CompiledModels` (`irkit.runtime.compiled`): the object code with the external
+An entry is one `CompiledModels` (`irkit.runtime.compiled`): the object files with the external
 symbols it calls, and per model the text of its graph module as the DSL wrote it, of its
 graph-stage module (shape functions), of its lowered module and of that module's interface
 (signatures and argument roles only). A runner made from it parses only the interface and
@@ -28,9 +28,11 @@ Algorithm:
    is never served stale code built before the edit); llvmlite's and LLVM's versions.
 3. Look up `<dir>/<key>.irkc`. One file per entry: a magic line, a header line (the JSON
    part's length and a SHA-256 digest of the rest), the JSON part (the request's fields,
-   the externals, the models' texts), the object code. An entry that is truncated, altered
-   (digest), of another format, or whose fields are not the request's (a renamed file, a
-   hash collision) is ignored as a miss and rewritten by the compile that follows.
+   the externals, the object files' lengths, the models' texts), the object files (one per
+   partition the backend compiled side by side, `llvm_partition`) one after another. An
+   entry that is truncated, altered (digest), of another format, or whose fields are not
+   the request's (a renamed file, a hash collision) is ignored as a miss and rewritten by
+   the compile that follows.
 4. On a miss, compile and write the entry: into a temporary file beside it, then
    `os.replace`, which is atomic, so a reader sees the old entry or the new one, never
    half of one. Processes that compile the same model at once each write a whole entry
@@ -47,6 +49,7 @@ Algorithm:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import tempfile
@@ -60,7 +63,7 @@ from irkit.user_cache import cache_directory
 from irkit.version import VERSION
 
 #: the entry format; a change of layout changes it, and old entries are simply not found
-FORMAT = "irkit-compile-cache-1"
+FORMAT = "irkit-compile-cache-2"
 _MAGIC = FORMAT.encode("ascii") + b"\n"
 _SUFFIX = ".irkc"
 
@@ -196,13 +199,16 @@ def _evict(directory: str) -> None:
 
 def _encode(fields: dict, compiled: CompiledModels) -> bytes:
     """An entry's bytes (the module docstring's step 3)."""
+    objects = compiled.code.objects
     part = {"fields": fields, "jit": compiled.jit, "externals": list(compiled.code.externals),
+            "objects": [len(obj) for obj in objects],
             "models": {name: {"prefix": mc.prefix, "module": mc.module.text,
                               "graph": mc.graph.text, "lowered": mc.lowered.text,
                               "interface": mc.interface.text}
                        for name, mc in compiled.models.items()}}
-    body = json.dumps(part).encode("utf-8") + compiled.code.data
-    header = f"{len(body) - len(compiled.code.data)} {hashlib.sha256(body).hexdigest()}\n"
+    head = json.dumps(part).encode("utf-8")
+    body = head + b"".join(objects)
+    header = f"{len(head)} {hashlib.sha256(body).hexdigest()}\n"
     return _MAGIC + header.encode("ascii") + body
 
 
@@ -240,7 +246,11 @@ def _decode(data: bytes, fields: dict) -> CompiledModels | None:
                                   IRText(text=m["graph"]), IRText(text=m["lowered"]),
                                   IRText(text=m["interface"]))
                   for name, m in part["models"].items()}
-        code = ObjectCode(bytes(body[length:]), tuple(part["externals"]), {})
+        ends = list(itertools.accumulate(part["objects"], initial=length))
+        if ends[-1] != len(body):
+            return None
+        code = ObjectCode(tuple(bytes(body[a:b]) for a, b in zip(ends, ends[1:])),
+                          tuple(part["externals"]), {})
         return CompiledModels(code, models, bool(part["jit"]))
     except (ValueError, KeyError, TypeError, AttributeError):
         return None

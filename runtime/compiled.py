@@ -77,7 +77,7 @@ VERIFY_EACH_PASS = False
 
 def lower_model_with_graph(module: Operation,
                            make_pm: Callable[[str | None, str], PassManager] | None = None,
-                           disable=()) -> tuple[Operation, Operation]:
+                           disable=(), target: str = "cpu") -> tuple[Operation, Operation]:
     """(graph module, lowered module): copies of one model's module (the caller's is left as
     it is) taken through the pipeline table, the first at its `GRAPH_STAGE` (derivatives
     expanded), the second at its last stage (what the backend compiles), with `graph.dims` on
@@ -85,16 +85,17 @@ def lower_model_with_graph(module: Operation,
     the pass manager for the stages after `start` up to `stop`, called once per row (default
     `pipeline.pass_manager` verifying after each row, not each pass, unless
     `VERIFY_EACH_PASS`: `_run_rows`; the tools add their instrumentation and verify as told),
-    without the passes in `disable` (`pipeline.passes_between`)."""
+    without the passes in `disable` (`pipeline.passes_between`), by the ladder of `target`
+    (`pipeline.stages`: "nvptx" ends with the kernels outlined)."""
     make_pm = make_pm or functools.partial(pipeline.pass_manager, disable=disable,
-                                           verify_each=VERIFY_EACH_PASS)
+                                           target=target, verify_each=VERIFY_EACH_PASS)
     module = module.clone()
-    _run_rows(module, None, pipeline.GRAPH_STAGE, make_pm)
+    _run_rows(module, None, pipeline.GRAPH_STAGE, make_pm, target)
     graph = module.clone()
     shapes = {fn.properties["sym_name"].value: output_dims(fn)
               for fn in module.regions[0].blocks[0].ops if fn.name == "func.func"
               and fn.regions[0].blocks}
-    _run_rows(module, pipeline.GRAPH_STAGE, pipeline.compiled_stage(), make_pm)
+    _run_rows(module, pipeline.GRAPH_STAGE, pipeline.compiled_stage(target), make_pm, target)
     for fn in module.regions[0].blocks[0].ops:
         if fn.name != "func.func" or fn.properties["sym_name"].value not in shapes:
             continue
@@ -117,7 +118,8 @@ def lower_model_with_graph(module: Operation,
     return graph, module
 
 
-def _run_rows(module: Operation, start: str | None, stop: str, make_pm) -> None:
+def _run_rows(module: Operation, start: str | None, stop: str, make_pm,
+              target: str = "cpu") -> None:
     """Take `module` through the pipeline table's rows after `start` up to `stop`, one pass
     manager a row. One that does not verify after every pass (the JIT's and the cache's
     default) has the module verified after its row instead: verification between passes was
@@ -125,7 +127,7 @@ def _run_rows(module: Operation, start: str | None, stop: str, make_pm) -> None:
     leaves broken is still stopped there (`irkit-compile --emit=ROW` then names the pass);
     IR that a later pass of the row happens to mend goes unnoticed, which is why the test
     suite verifies after every pass (`VERIFY_EACH_PASS`)."""
-    names = pipeline.stage_names()
+    names = pipeline.stage_names(target)
     first = 0 if start is None else names.index(start) + 1
     for row in names[first:names.index(stop) + 1]:
         pm = make_pm(start, row)
@@ -136,7 +138,8 @@ def _run_rows(module: Operation, start: str | None, stop: str, make_pm) -> None:
             except IRError as e:
                 e.diagnostics[0].attach_note(
                     f"the IR does not verify after the passes of the pipeline row '{row}' "
-                    f"({pipeline.passes_between(start, row)})", module.location)
+                    f"({pipeline.passes_between(start, row, target=target)})",
+                    module.location)
                 raise
         start = row
 
@@ -452,12 +455,17 @@ class CompiledRunner:
         bound = bind_dims(e.inputs, arrays)
         return [e.output_shape(k, bound, fn_name) for k in range(len(e.outputs))]
 
-    def run(self, name: str, model_name: str, given: dict, store: dict) -> dict:
+    def prepare(self, name: str, model_name: str, given: dict) -> tuple:
+        """(entry, "model.fn", the checked inputs, new output arrays) of a call of `name`."""
         e = self.entries[name]
         fn_name = f"{model_name}.{name}"
         arrays = [contiguous(a) for a in check_inputs(e.inputs, given, fn_name)]
         shapes = self._output_shapes(name, e, arrays, fn_name)
         outs = [np.empty(shape, dtype) for shape, dtype in zip(shapes, e.output_dtypes)]
+        return e, fn_name, arrays, outs
+
+    def run(self, name: str, model_name: str, given: dict, store: dict) -> dict:
+        e, fn_name, arrays, outs = self.prepare(name, model_name, given)
         status = np.zeros(3, np.int64) if e.has_status else None
         args = [arrays[key] if kind == "in" else outs[key] if kind == "out"
                 else store[key] if kind == "var" else status for kind, key in e.order]

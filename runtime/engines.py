@@ -249,10 +249,10 @@ class JitEngine(CompiledEngine):
                     cache: bool = True, threads: int = 0,
                     disable=()) -> tuple[str, "JitEngine"]:
         from irkit.diagnostics import SOURCES
-        from irkit.frontend.dsl import compile_source, model_modules
         from irkit.runtime.compile_cache import cached_compile
 
         def build() -> CompiledModels:
+            from irkit.frontend.dsl import compile_source, model_modules
             models = model_modules(compile_source(text, filename))
             name = select_model(models, filename, model)
             return compile_models({name: models[name]}, opt_level=opt_level, disable=disable)

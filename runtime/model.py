@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from irkit.diagnostics import ParseError
 from irkit.dialects import register_all
 from irkit.ir import Operation
 from irkit.passes import pipeline
@@ -147,6 +148,17 @@ class Model:
                              f"OPTIMIZER(...)` to give it a train_step")
         return self._engine.run("train_step", self.name, batch, self._store)
 
+    def profile(self, function: str = "train_step", *, threads: int | None = None,
+                repeat: int = 20, **inputs):
+        """Where `function`'s time goes on these inputs, kernel by kernel, each named by
+        its model line (`irkit.runtime.profile.Profile`; print it for a table). A timed copy
+        of the model is compiled for it (a few seconds) and run `repeat` times on
+        `threads` threads (`_threads`) from copies of the variables: the model itself, its
+        code and its variables are left as they are."""
+        from irkit.runtime.profile import profile_module
+        return profile_module(self.module, function, inputs, dict(self._store),
+                              threads=_threads(threads), repeat=repeat)
+
     def __repr__(self) -> str:
         ins = ", ".join(f"{s.name}: {s.describe()}" for s in self.inputs)
         return f"<Model {self.name}({ins}) -> {', '.join(self.outputs)} [{self.engine}]>"
@@ -175,22 +187,30 @@ def load_model(path: str | Path, model: str | None = None,
     way on that grid's ranks, each holding its pieces of the split variables; its `stage`
     blocks make it a pipeline, one stage per rank, the batch cut into `micro_batches`.
     """
-    from irkit.frontend.dsl import DSLSyntaxError
     threads = _threads(threads)
     engine_class = _engine_class(engine)
     filename = str(path)
-    text = read_source(filename, DSLSyntaxError)
-    from irkit.runtime.distributed import distributed_engine
-    found = distributed_engine(engine, text, filename, model, data_parallel, micro_batches,
-                               opt_level, cache, threads, _disable(disable))
-    if found is not None:
-        return Model.from_engine(*found)
+    try:
+        text = read_source(filename)
+    except ParseError:      # not UTF-8: the DSL's error (the front end imported only then)
+        from irkit.frontend.dsl import DSLSyntaxError
+        text = read_source(filename, DSLSyntaxError)
+    # A model that declares no grid and is given no ranks runs in this process: a warm start
+    # imports neither the MPI runtime nor the DSL (`distributed_engine` would return None)
+    if data_parallel is not None or micro_batches is not None or "grid" in text:
+        from irkit.runtime.distributed import distributed_engine
+        found = distributed_engine(engine, text, filename, model, data_parallel,
+                                   micro_batches, opt_level, cache, threads, _disable(disable))
+        if found is not None:
+            return Model.from_engine(*found)
     name, eng = engine_class.from_source(text, filename, model, opt_level, cache, threads,
                                          _disable(disable))
     return Model.from_engine(name, eng)
 
 
 def _engine_class(engine: str) -> type[Engine]:
+    if engine not in ENGINES:
+        from irkit.runtime import cuda  # noqa: F401  (registers the engine "cuda" when asked)
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; available: "
                          f"{', '.join(repr(e) for e in ENGINES)}")
@@ -219,9 +239,14 @@ def load(path: str | Path, model: str | None = None, threads: int | None = None)
     "shared"), called through ctypes; its metadata is read from the sidecar `model.so.json`
     and checked against the library (`irkit.exporters.library`: a CPU without the features
     it was compiled for is refused). Its parallel loops run on `threads` threads (`_threads`;
-    one setting per library file and process: the last load of it decides)."""
+    one setting per library file and process: the last load of it decides). A `.ptx` file
+    (`irkit-compile --target=nvptx -o model.ptx`) is loaded on the GPU instead (engine
+    "cuda", `irkit.runtime.cuda`)."""
     from irkit.exporters.library import open_library
     register_all()
+    if os.fspath(path).endswith(".ptx"):
+        from irkit.runtime import cuda
+        return Model.from_engine(*cuda.load_ptx(os.fspath(path)))
     lib = open_library(os.fspath(path), model, _threads(threads))
     runner = CompiledRunner(lib.lowered, lib.functions, lib.handle, prefix=f"{lib.model}_",
                             graph=IRText(lib.graph) if lib.graph is not None else None)

@@ -15,6 +15,9 @@
     irkit-compile model.irk --emit=memory --verify-each=numeric   # interpret around each pass
     irkit-compile model.irk --emit=autodiff --data-parallel 2     # partitioned over 2 ranks
     irkit-compile model.irk --data-parallel 8 --partition-report  # bytes per step, cost model
+    irkit-compile model.irk --target=nvptx --emit=gpu  # kernels outlined into gpu.module
+    irkit-compile model.irk --target=nvptx --emit=ptx --gpu-arch=sm_80   # the kernels' PTX
+    irkit-compile model.irk --target=nvptx -o model.ptx   # model.ptx + model.ptx.json
 
 The IR `--emit` stages are the rows of the pipeline table (`irkit.passes.pipeline.STAGES`):
 `--emit=STAGE` runs the rows up to STAGE on the compiled top-level module and prints it. The
@@ -41,6 +44,13 @@ batch split over N MPI ranks, the variables replicated, the compiled code callin
 model's predicted step times at 8, 64 and 512 ranks (`irkit.passes.parallel_report`), from
 the step time `--step-ms` or, without it, the unpartitioned step measured here with the
 JIT at batch `--batch`.
+`--target=nvptx` lowers by the pipeline table's nvptx ladder (`pipeline.stages("nvptx")`,
+whose last row, `gpu`, outlines the kernels) and compiles with `irkit.backends.nvptx`:
+`--emit=ptx` prints the kernels' PTX for `--gpu-arch` (default sm_90), `--emit=llvm` their
+optimized NVPTX LLVM IR, and `-o NAME.ptx` (which implies the target) writes the PTX and,
+next to it, `NAME.ptx.json` -- the lowered module (whose host functions the runtime compiles
+for the loading machine's CPU), the graph module (shape functions) and the kernel list --
+which `irkit.load("NAME.ptx")` runs on the GPU (`irkit.runtime.cuda`); one model per file.
 Errors (DSL or pass failures) are printed as located diagnostics on stderr, exit code 1; bad
 command-line usage exits with 2. Output files are written to temporaries and renamed into
 place when all are complete, so a failure (naming the file that failed) or Ctrl-C (exit
@@ -87,7 +97,7 @@ def _rows(args, start, stop) -> str:
     """The passes of the pipeline table's rows after `start` up to `stop`, with
     `--disable`, and partitioned with `--data-parallel`."""
     if args.data_parallel is None and not args.own_grid:
-        return pipeline.passes_between(start, stop, args.disable)
+        return pipeline.passes_between(start, stop, args.disable, target=args.target)
     from irkit.runtime.distributed import partition_passes, partition_rows
     return partition_rows(start, stop, partition_passes(args.data_parallel, args.micro_batches),
                           args.disable)
@@ -104,13 +114,25 @@ def _positive(text: str) -> int:
 
 
 def _pass_list(text: str) -> list[str]:
-    """`--disable`'s value: pass names the pipeline table runs (argparse reports others)."""
+    """`--disable`'s value: pass names the pipeline table runs for some target (argparse
+    reports others; the ladder of `--target` checks them again)."""
     names = [n for n in text.split(",") if n]
+    known = {p for t in pipeline.TARGETS for p in pipeline.pipeline_pass_names(t)}
+    if not set(names) <= known:
+        try:
+            pipeline.passes_between(None, pipeline.compiled_stage(), names)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return names
+
+
+def _gpu_arch(name: str) -> str:
+    """`--gpu-arch`'s value, one of the NVPTX backend's `GPU_ARCHS`."""
+    from irkit.backends.nvptx.toolkit import check_arch
     try:
-        pipeline.passes_between(None, pipeline.compiled_stage(), names)
+        return check_arch(name)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-    return names
 
 
 def _cpu_name(name: str) -> str:
@@ -126,8 +148,11 @@ def _cpu_name(name: str) -> str:
     return name
 
 
-#: --emit stages that produce machine code (or LLVM IR) from the lowered models
-BINARY_STAGES = ("llvm", "asm", "obj")
+#: --emit stages that produce machine code (or LLVM IR) from the lowered models (`ptx`: with
+#: --target=nvptx, whose `llvm` is the kernels')
+BINARY_STAGES = ("llvm", "asm", "obj", "ptx")
+#: the IR --emit stages of every target's ladder, in order
+IR_STAGES = list(dict.fromkeys(n for t in pipeline.TARGETS for n in pipeline.stage_names(t)))
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
@@ -136,9 +161,15 @@ def build_arg_parser() -> argparse.ArgumentParser:
                                  description="Compile a model file (.irk): print one stage "
                                              "of its lowering, or link a shared library.")
     ap.add_argument("input", help="the .irk file ('-' for stdin)")
-    ap.add_argument("--emit", default=None, choices=[*pipeline.stage_names(), *BINARY_STAGES],
+    ap.add_argument("--emit", default=None, choices=[*IR_STAGES, *BINARY_STAGES],
                     help="the stage to print (default: graph; with -o NAME.so: a shared "
-                         "library)")
+                         "library; with -o NAME.ptx: the PTX and its description)")
+    ap.add_argument("--target", default=None, choices=pipeline.TARGETS,
+                    help="the machine to compile for (default cpu; nvptx: NVIDIA GPUs, "
+                         "implied by -o NAME.ptx): which ladder of the pipeline table runs")
+    ap.add_argument("--gpu-arch", default="sm_90", type=_gpu_arch, metavar="sm_XY",
+                    help="with --target=nvptx: the GPU architecture of the PTX (default "
+                         "sm_90; sm_80, sm_86, sm_89, sm_100, ...)")
     ap.add_argument("--model", default=None, metavar="NAME",
                     help="only this model")
     ap.add_argument("-o", dest="output", default="-",
@@ -260,6 +291,61 @@ def _compile_machine(top, args, filename: str) -> int:
     return 0
 
 
+def _refused_by_target(args) -> str | None:
+    """Why `--target` cannot do what the command line asks, or None."""
+    names = pipeline.stage_names(args.target)
+    if args.emit is not None and args.emit not in BINARY_STAGES and args.emit not in names:
+        return (f"--emit={args.emit} is not a stage of the {args.target} pipeline (stages: "
+                f"{', '.join(names)})")
+    if args.target == "cpu":
+        if args.emit == "ptx" or args.output.endswith(".ptx"):
+            return "PTX is made for --target=nvptx"
+        return None
+    if args.emit in ("asm", "obj") or (args.emit is None and _is_library(args.output)):
+        return "--target=nvptx makes PTX: use --emit=ptx, or -o NAME.ptx"
+    if args.data_parallel is not None or args.own_grid:
+        return "--target=nvptx does not partition models over ranks"
+    unknown = sorted(set(args.disable) - set(pipeline.pipeline_pass_names(args.target)))
+    if unknown:
+        return f"the nvptx pipeline runs no pass {', '.join(map(repr, unknown))}"
+    return None
+
+
+def _compile_gpu(top, args, filename: str) -> int:
+    """`--target=nvptx` with `--emit=ptx|llvm` or `-o NAME.ptx`: each selected model
+    lowered by the nvptx ladder and its kernels compiled (`irkit.runtime.cuda`)."""
+    from irkit.backends.nvptx import emit_kernel_llvm_ir
+    from irkit.runtime.cuda import compile_gpu_model
+    models = _select_models(top, args, filename)
+    if models is None:
+        return 1
+    if args.emit is None and len(models) != 1:
+        sys.stderr.write(f"irkit-compile: error: -o {args.output} holds one model; "
+                         f"{filename} has {len(models)} ({', '.join(models)}): choose one "
+                         "with --model\n")
+        return 1
+
+    def make_pm(start, stop):
+        return _pass_manager(args, _rows(args, start, stop), by_row=True)
+    t0 = time.perf_counter()
+    texts = []
+    for name, module in models.items():
+        program = compile_gpu_model(module, arch=args.gpu_arch, opt_level=args.opt_level,
+                                    disable=args.disable, make_pm=make_pm)
+        if args.emit is None:
+            program.write(args.output)
+        elif args.emit == "ptx":
+            texts.append(f"// irkit model @{name}\n{program.ptx}")
+        else:
+            texts.append(emit_kernel_llvm_ir(program.lowered.op, args.gpu_arch,
+                                             args.opt_level))
+    if texts:
+        _write_text(args.output, "\n".join(texts))
+    if args.timing is not None:
+        args.timing.add_phase(f"Backend (nvptx {args.emit or 'ptx'})", time.perf_counter() - t0)
+    return 0
+
+
 def _uses_cache(args) -> bool:
     """Whether this command line is served through the compile cache: there is one (not
     `--no-cache`, `IRKIT_CACHE_DIR` not empty), it asks for a library or an object file
@@ -273,6 +359,7 @@ def _uses_cache(args) -> bool:
                 or args.mlir_print_ir_after or args.mlir_print_ir_before
                 or args.mlir_print_ir_after_failure)
     return (not args.no_cache and args.emit in (None, "obj") and not observed
+            and args.target == "cpu"
             and cache_directory() is not None)
 
 
@@ -307,7 +394,7 @@ def _compile_cached(text: str, filename: str, args) -> int:
     if args.emit == "obj":
         return _write_object(args.output, compiled.code.data)
     write_library({n: mc.lowered.op for n, mc in compiled.models.items()}, args.output,
-                  opt_level=args.opt_level, cpu=args.cpu, object_code=compiled.code.data,
+                  opt_level=args.opt_level, cpu=args.cpu, object_code=compiled.code.objects,
                   graphs={n: mc.graph.op for n, mc in compiled.models.items()})
     return 0
 
@@ -402,7 +489,9 @@ def run(args) -> int:
     from irkit.printer import print_op
     from irkit.tools.opt import read_input
     args.timing = Timing() if args.mlir_timing else None
-    if args.emit is None and not _is_library(args.output):
+    if args.target is None:
+        args.target = "nvptx" if args.output.endswith(".ptx") else "cpu"
+    if args.emit is None and not _is_library(args.output) and not args.output.endswith(".ptx"):
         args.emit = "graph"
     source = read_input("irkit-compile", args.input)
     if source is None:
@@ -411,6 +500,10 @@ def run(args) -> int:
     # a model's own grid partitions it as `load_model` does (`distributed_engine`); without
     # the word `grid` in the text no model can declare one
     args.own_grid = re.search(r"\bgrid\b", text) is not None
+    refused = _refused_by_target(args)
+    if refused is not None:
+        sys.stderr.write(f"irkit-compile: error: {refused}\n")
+        return 2
     try:
         if _uses_cache(args):
             return _compile_cached(text, filename, args)
@@ -425,7 +518,8 @@ def run(args) -> int:
         if args.timing is not None:
             args.timing.add_phase("Parser (DSL)", time.perf_counter() - t0)
         if args.emit is None or args.emit in BINARY_STAGES:
-            status = _compile_machine(top, args, filename)
+            compile_for = _compile_gpu if args.target == "nvptx" else _compile_machine
+            status = compile_for(top, args, filename)
         else:
             _pass_manager(args, _rows(args, None, args.emit)).run(top)
             module = top

@@ -130,6 +130,15 @@ def int_binary(kernel, is_signed: bool, a, b, t: Type):
     """Apply `kernel(A, B, width)` to the signed or unsigned views and wrap the result
     (wide integers: the kernel's Python-int twin, or the kernel itself on object arrays)."""
     info = _INFO.get(t) or int_info(t)
+    if info.is_index and type(a) is int and type(b) is int and (
+            is_signed or kernel in _PY_KERNELS):
+        # index scalars (Python ints, the interpreter's hot path): the Python-int twin (or
+        # the kernel itself on the signed views, which numpy takes as they are)
+        mask, sign = 0xFFFFFFFFFFFFFFFF, 1 << 63
+        if not is_signed:
+            a, b = a & mask, b & mask
+        r = int(_PY_KERNELS.get(kernel, kernel)(a, b, 64))
+        return ((r & mask) ^ sign) - sign
     if info.wide:
         kernel = _WIDE_KERNELS.get(kernel, kernel)
     if is_signed:
@@ -231,19 +240,22 @@ def ashr(a, b, w):
     return a >> np.minimum(ub, _U64(w - 1)).astype(_I64)
 
 
-#: numpy kernels and their Python-int twins for wide integers (x / 0 never folds: poison)
-_WIDE_KERNELS = {
-    sdiv: _elementwise(_py_sdiv),
-    sceildiv: _elementwise(lambda a, b, w: -(-a // b) if b else 0),
-    sfloordiv: _elementwise(lambda a, b, w: a // b if b else 0),
-    srem: _elementwise(lambda a, b, w: a - _py_sdiv(a, b, w) * b if b else 0),
-    udiv: _elementwise(lambda a, b, w: a // b if b else 0),
-    uceildiv: _elementwise(lambda a, b, w: -(-a // b) if b else 0),
-    urem: _elementwise(lambda a, b, w: a % b if b else 0),
-    shl: _elementwise(lambda a, b, w: a << b if b < w else 0),
-    lshr: _elementwise(lambda a, b, w: a >> b if b < w else 0),
-    ashr: _elementwise(_py_ashr),
+#: the Python-int twins of the numpy kernels that are more than an operator (x / 0 never
+#: folds: poison); the others (`a + b`, ...) are their own twins
+_PY_KERNELS = {
+    sdiv: _py_sdiv,
+    sceildiv: lambda a, b, w: -(-a // b) if b else 0,
+    sfloordiv: lambda a, b, w: a // b if b else 0,
+    srem: lambda a, b, w: a - _py_sdiv(a, b, w) * b if b else 0,
+    udiv: lambda a, b, w: a // b if b else 0,
+    uceildiv: lambda a, b, w: -(-a // b) if b else 0,
+    urem: lambda a, b, w: a % b if b else 0,
+    shl: lambda a, b, w: a << b if b < w else 0,
+    lshr: lambda a, b, w: a >> b if b < w else 0,
+    ashr: _py_ashr,
 }
+#: the twins lane by lane, for wide integers
+_WIDE_KERNELS = {kernel: _elementwise(twin) for kernel, twin in _PY_KERNELS.items()}
 
 
 def ipow(a, b, w):

@@ -969,12 +969,12 @@ def test_random_aliasing_programs_match_the_interpreter(src):
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.irk"))
 
 
-def _inputs(ftype, rng) -> list:
-    """Inputs of the function type: `?` sizes 4, floats normal, integers 0 or 1 (labels and
-    indices in range for every example)."""
+def _inputs(ftype, rng, size: int = 4) -> list:
+    """Inputs of the function type: `?` sizes `size`, floats normal, integers 0 or 1 (labels
+    and indices in range for every example)."""
     args = []
     for t in ftype.inputs:
-        shape = tuple(4 if d is None else d for d in t.shape)
+        shape = tuple(size if d is None else d for d in t.shape)
         dtype = numpy_dtype(t.element)
         if np.dtype(dtype).kind == "f":
             args.append(rng.normal(size=shape).astype(dtype))

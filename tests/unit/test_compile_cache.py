@@ -301,7 +301,8 @@ def test_irkit_compile_names_an_unknown_model(cache_dir, model_file, tmp_path, c
 def _fake_compiled(size: int) -> CompiledModels:
     texts = {k: IRText(text=f"// {k} {size}") for k in ("module", "graph", "lowered",
                                                           "interface")}
-    return CompiledModels(ObjectCode(bytes([size % 251]) * size, ("expf",), {}),
+    data = bytes([size % 251]) * size          # in two object files, as two partitions
+    return CompiledModels(ObjectCode((data[:size // 3], data[size // 3:]), ("expf",), {}),
                           {"m": ModelCode("m", "", **texts)}, True)
 
 
@@ -326,8 +327,9 @@ def test_concurrent_writers_never_leave_half_an_entry(tmp_path):
             with open(path, "rb") as f:
                 got = compile_cache._decode(f.read(), fields)
             assert got is not None
-            size = len(got.code.data)
-            assert got.code.data == bytes([size % 251]) * size
+            data = b"".join(got.code.objects)
+            size = len(data)
+            assert data == bytes([size % 251]) * size and len(got.code.objects) == 2
             assert got.models["m"].lowered.text == f"// lowered {size}"
             reads += 1
     for p in procs:

@@ -1024,5 +1024,5 @@ def test_link_errors_are_reported(tmp_path):
 
 def test_timings_are_recorded():
     jit = compile_module(_parsed(LOOPS))
-    assert set(jit.timings) == {"translate_ms", "parse_ms", "optimize_ms", "codegen_ms"}
+    assert {"translate_ms", "parse_ms", "optimize_ms", "codegen_ms"} <= set(jit.timings)
     assert "define" in jit.llvm_ir

@@ -1,0 +1,154 @@
+"""Parallel LLVM (`backends/llvm_partition.py`, `llvm_cpu.compile_object`): a module split
+into partitions compiled side by side must run as the interpreter does, in process and as
+a shared library; the split keeps every function once (identical outlined loops merged),
+and the long LLVM calls of a partition's thread do not hold llvmlite's global lock."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+
+import irkit
+from irkit.backends import llvm_cpu, llvm_partition
+from irkit.backends.llvm_cpu import ObjectCode
+from irkit.frontend.dsl import compile_source, model_modules
+from irkit.runtime.compiled import compile_models, lower_model_with_graph
+from irkit.runtime.engines import JitEngine
+from irkit.runtime.model import Model
+from irkit.tools.compile import main as irkit_compile
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(scope="module")
+def logreg():
+    return model_modules(compile_source((EXAMPLES / "logreg.irk").read_text(),
+                                        str(EXAMPLES / "logreg.irk")))["logreg"]
+
+
+def _batch(seed: int = 0, n: int = 5) -> dict:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, 784)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, n)]
+    return {"x": x, "y": y}
+
+
+def _steps(model: Model) -> list[dict]:
+    """Two training steps and a forward pass on fixed batches."""
+    return [model.train_step(**_batch(0)), model.train_step(**_batch(1)),
+            model.forward(**_batch(2))]
+
+
+def _assert_runs_as_interpreter(model: Model, module) -> None:
+    want = _steps(Model(module))
+    for got, ref in zip(_steps(model), want):
+        assert got.keys() == ref.keys()
+        for k in ref:
+            np.testing.assert_allclose(got[k], ref[k], rtol=2e-5, atol=2e-6, err_msg=k)
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+def test_partitioned_jit_runs_as_the_interpreter(logreg, monkeypatch, parts):
+    monkeypatch.setattr(llvm_cpu, "compile_partitions", lambda: parts)
+    compiled = compile_models({"logreg": logreg})
+    code = compiled.code
+    assert len(code.objects) == parts == code.timings["partitions"]
+    _assert_runs_as_interpreter(Model.from_engine("logreg", JitEngine(compiled, "logreg")),
+                                logreg)
+
+
+def test_partitioned_library_runs_as_the_interpreter(logreg, monkeypatch, tmp_path):
+    monkeypatch.setattr(llvm_cpu, "compile_partitions", lambda: 2)
+    path = tmp_path / "logreg.irk"
+    path.write_text((EXAMPLES / "logreg.irk").read_text())
+    assert irkit_compile([str(path), "-o", str(tmp_path / "l.so"), "--no-cache"]) == 0
+    _assert_runs_as_interpreter(irkit.load(tmp_path / "l.so"), logreg)
+
+
+def test_objects_linked_into_one_run_as_the_interpreter(logreg, monkeypatch):
+    """`ObjectCode.data`, the partitions linked into one relocatable object (what
+    `--emit=obj` writes), is whole: loaded alone, it runs as the interpreter does."""
+    monkeypatch.setattr(llvm_cpu, "compile_partitions", lambda: 2)
+    compiled = compile_models({"logreg": logreg})
+    assert len(compiled.code.objects) == 2
+    compiled.code = ObjectCode((compiled.code.data,), compiled.code.externals, {})
+    _assert_runs_as_interpreter(Model.from_engine("logreg", JitEngine(compiled, "logreg")),
+                                logreg)
+
+
+def _translated(module):
+    return llvm_cpu.translate(lower_model_with_graph(module)[1], verify=False)
+
+
+def test_split_defines_each_function_once_and_declares_the_rest(logreg):
+    irmod = _translated(logreg)
+    names = {f.name for f in irmod.functions if not f.is_declaration}
+    parts = llvm_partition.split_module(irmod, 3)
+    assert len(parts) == 3
+    defined = [name for p in parts for name in p.functions]
+    assert len(defined) == len(set(defined))
+    merged = names - set(defined)
+    for name in merged:          # what was merged away is identical to a function kept
+        assert name.startswith("__irkit_parallel_")
+    for p in parts:
+        mod = llvm.parse_assembly(p.text, llvm.create_context())
+        mod.verify()
+        mine = {f.name for f in mod.functions if not f.is_declaration}
+        assert mine == set(p.functions)
+        for f in mod.functions:   # nothing refers to a merged-away function
+            assert f.name not in merged
+    sizes = [p.lines for p in parts]    # dealt largest first to the lightest partition
+    assert max(sizes) - min(sizes) <= max(_function_lines(irmod).values())
+
+
+def _function_lines(irmod) -> dict[str, int]:
+    return {f.name: str(f).count("\n") for f in irmod.functions if not f.is_declaration}
+
+
+def test_identical_internal_functions_are_merged(logreg):
+    """Internal functions whose text differs only in the name are one after the split; the
+    MLP-like models outline the same loop in @forward and @train_step."""
+    irmod = _translated(logreg)
+    texts: dict[str, list[str]] = {}
+    for f in irmod.functions:
+        if not f.is_declaration and f.linkage == "internal":
+            texts.setdefault(re.sub(r'@"[^"]*"', "@", str(f), count=1), []).append(f.name)
+    duplicates = sum(len(v) - 1 for v in texts.values())
+    assert duplicates > 0
+    for parts in (1, 2):
+        split = llvm_partition.split_module(irmod, parts)
+        kept = sum(len(p.functions) for p in split)
+        assert kept == len(_function_lines(irmod)) - duplicates
+
+
+def test_small_module_is_one_partition(logreg, monkeypatch):
+    monkeypatch.setattr(llvm_partition, "MIN_SPLIT_LINES", 10 ** 9)
+    assert len(llvm_partition.split_module(_translated(logreg), 4)) == 1
+
+
+def test_long_llvm_calls_do_not_hold_llvmlites_lock(logreg):
+    """llvmlite serializes every call under one lock; a partition's parse, pass pipeline
+    and code generation go around it (`llvm_cpu._unlocked`), or the threads would take
+    turns: the lock is held for a small part of the LLVM time."""
+    lowered = lower_model_with_graph(logreg)[1]
+    held = [0.0]
+    since = []
+
+    def acquired():
+        since.append(time.perf_counter())
+
+    def released():
+        held[0] += time.perf_counter() - since.pop()
+    llvm.ffi.register_lock_callback(acquired, released)
+    try:
+        code = llvm_cpu.compile_object(lowered, partitions=2)
+    finally:
+        llvm.ffi.unregister_lock_callback(acquired, released)
+    t = code.timings
+    llvm_ms = t["optimize_ms"] + t["codegen_ms"]
+    assert held[0] * 1e3 < 0.25 * llvm_ms, (held[0], t)
