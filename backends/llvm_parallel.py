@@ -1,9 +1,10 @@
-"""LLVM rule for `loop.parallel`: a loop nest, run sequentially or by an OpenMP team.
+"""LLVM rules for `loop.parallel` and `omp.parallel`: loop nests, run sequentially or by an
+OpenMP team.
 
 The iterations of a parallel loop are unordered, so any schedule is valid. Without the
 OpenMP runtime (`ModuleLowering.openmp` false: libgomp not found) and for a `loop.parallel`
 nested in another, the loop is a plain loop nest in row-major order, as the interpreter runs
-it.
+it; an `omp.parallel` is then its region, run once.
 
 With it, each outermost `loop.parallel` is lowered as clang and GCC lower `#pragma omp
 parallel for schedule(static)` for GCC's runtime, libgomp: the body is outlined into
@@ -16,20 +17,31 @@ call (a thread keeps touching the same rows: cache affinity, and results that do
 on timing). The work is a regular loop nest, so the dynamic schedule's load balancing
 (`GOMP_loop_dynamic_*`, a locked counter per chunk) would buy nothing here.
 
+An `omp.parallel` (dialects/omp.py, made by `loop-merge-parallel-regions`) is `#pragma omp
+parallel` around several `omp for`s: its region is outlined the same way and forked once;
+every thread runs the code between the loops (pure: the verifier says so), and each
+outermost `loop.parallel` in it is a worksharing loop, chunked as above. A loop worth no
+split by its own work (`MIN_WORK_PER_THREAD_IN_TEAM`) runs on thread 0 alone. Before a
+loop, a `GOMP_barrier` where it or the loop before it was split (its reads wait for the
+other threads' writes, and theirs for its reads); two loops of thread 0 need none, and the
+join ends the region. Both decisions are computed alike on every thread.
+
 How many threads: the module's global `irkit_num_threads` (i32, hidden; 0 by default), set
 after loading (`JitModule.set_threads`, the C API's `irkit_init` / `irkit_set_threads`):
 0 means OpenMP's own default, `omp_get_max_threads()` (OMP_NUM_THREADS, else every core).
-The code never asks for more threads than dimension 0 has iterations, nor more than its work
-pays for: each thread must get at least `MIN_WORK_PER_THREAD` units of work (one op of the
-body executed once; a nested loop counts its trip count on the first iteration of the loops
-around it, where its bounds are index arithmetic: `_StartValues`; others count once).
-GOMP_parallel costs about 1 us on this 2-core machine when the pool is awake and 10 us
-once it sleeps (as it does at once: `llvm_cpu` sets GOMP_SPINCOUNT=0); 2^15 units are
-10-30 us of scalar work, so a region costs a fraction of what it splits. A loop with fewer
-units than two threads need runs on the calling thread, through a direct call of the same
-outlined function (no second copy of the body), told by its context not to split: called
-from a thread of some other OpenMP team (a C program's own parallel region), it must not
-take that team's chunk.
+The code never asks for more threads than a loop's dimension 0 has iterations, nor more
+than its work pays for: each thread must get at least `MIN_WORK_PER_THREAD` units of work
+(one op executed once; a nested loop counts its trip count on the first iteration of the
+loops around it, where its bounds are index arithmetic: `_StartValues`, which divides by a
+run-time divisor too, such as a BLIS nest's row block count; others count once). Measured
+on this 2-core machine (load 1-3, GOMP_SPINCOUNT=0): a fork and join of a sleeping team of
+two costs 8-25 us, a barrier 3.5-7 us, and a unit 0.1-0.4 ns (0.25 typical: the MLP step's
+loops, their profile times over these estimates). A team of two beats one thread when each
+thread's share takes longer than the fork: above about 80,000 units; 2^17 leaves a margin.
+A loop with fewer units than two threads need runs on the calling thread, through a direct
+call of the same outlined function (no second copy of the body), told by its context not to
+split: called from a thread of some other OpenMP team (a C program's own parallel region),
+it must not take that team's chunk.
 
 libgomp's threads spin a while at barriers and between regions before they sleep (its
 default wait policy). That is the fastest on a machine of one's own, and the worst on an
@@ -42,40 +54,48 @@ policy (OMP_WAIT_POLICY=passive on a shared machine).
 
 Algorithm:
 
-1. Captures: the values the body uses that are defined outside the op, and the op's bounds
-   and steps, in the order they are first used.
-2. The body is outlined into an internal `void __irkit_parallel_<n>(ptr ctx)`; the context
-   is the struct `{captures..., i64 trips, i1 split}`. With `split`, the thread `tid` of a
-   team of `nth` runs iterations [tid*q + min(tid, r), that + q + (tid < r)) of dimension 0
-   (q, r = divmod(trips, nth): chunks differ by at most one iteration); without, all of
-   them. `iv0 = lb0 + t * step0`; the other dimensions are nested inside, sequentially.
-3. At the op: trips = the trip count of dimension 0, work = the product of every
-   dimension's trip count times the body's cost on its first iteration (`_block_cost`),
-   team = min(requested or omp_get_max_threads(), trips, work / MIN_WORK_PER_THREAD). A
-   team of two or more runs `GOMP_parallel(fn, &ctx, team, 0)`; otherwise `fn(&ctx)` runs
-   here with split false.
+1. Captures: the values the op's region uses that are defined outside it, and the op's
+   operands, in the order they are first used; constants and pure ops of constants are
+   computed again in the outlined body instead (LLVM then sees constant strides and bounds,
+   where a value loaded from the context is unknown to it).
+2. The region is outlined into an internal `void __irkit_parallel_<n>(ptr ctx)`; the
+   context is the struct `{captures..., i1 split}`. With `split`, in a worksharing loop the
+   thread `tid` of a team of `nth` runs iterations [tid*q + min(tid, r), that + q + (tid <
+   r)) of dimension 0 (q, r = divmod(trips, nth): chunks differ by at most one iteration);
+   without, all of them. `iv0 = lb0 + t * step0`; the other dimensions are nested inside,
+   sequentially.
+3. At the op: work = its region's cost (`_block_cost`: a loop's body times its trip
+   counts), team = min(requested or omp_get_max_threads(), work / MIN_WORK_PER_THREAD, and
+   for a `loop.parallel` its trips). A team of two or more runs `GOMP_parallel(fn, &ctx,
+   team, 0)`; otherwise `fn(&ctx)` runs here with split false.
 """
 
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from irkit.attributes import IntegerAttr
 from irkit.dialects import arith
 from irkit.dialects.loop import ForOp, ParallelOp
-from irkit.ir import Block, BlockArgument, Operation, Value
-from irkit.rewrite import constant_value
+from irkit.ir import BlockArgument, Operation, Value
+from irkit.rewrite import is_pure
 from irkit.backends.llvm_lowering import FunctionLowering, emit_loop, emit_loop_nest, lowers
 from irkit.backends.llvm_profile import count_team
 from irkit.backends.llvm_types import I1, I32, I64, PTR, VOID
 
-#: the least work (body ops executed) worth a thread of its own; see the module docstring
-MIN_WORK_PER_THREAD = 1 << 15
+#: the least work (body ops executed) worth a thread of its own in a fork: a unit is about
+#: 0.25 ns (the MLP step's loops: 0.1-0.4 ns), a fork of a sleeping team 8-25 us, so a thread
+#: must get more than about 80,000 units for a team of two to beat one thread (module
+#: docstring); 2^17 leaves a margin for a loaded machine
+MIN_WORK_PER_THREAD = 1 << 17
+#: the same inside an `omp.parallel` whose team is running: a barrier costs 3.5-7 us, 20,000
+#: units; a loop with less than twice this runs on one thread of the team
+MIN_WORK_PER_THREAD_IN_TEAM = 1 << 15
 #: the global holding the requested thread count (0: OpenMP's default)
 THREADS_GLOBAL = "irkit_num_threads"
 #: the C runtime functions the lowering calls (libgomp)
 _OMP_FUNCTIONS = {
     "GOMP_parallel": ir.FunctionType(VOID, [PTR, PTR, I32, I32]),
+    "GOMP_barrier": ir.FunctionType(VOID, []),
     "omp_get_thread_num": ir.FunctionType(I32, []),
     "omp_get_num_threads": ir.FunctionType(I32, []),
     "omp_get_max_threads": ir.FunctionType(I32, []),
@@ -84,9 +104,13 @@ _OMP_FUNCTIONS = {
 
 @lowers("loop.parallel")
 def _parallel(lw: FunctionLowering, op, args):
-    if lw.ml.openmp and not lw.in_parallel:
-        _openmp_parallel(lw, op)
-        return
+    if not lw.in_parallel:
+        if isinstance(lw, TeamLowering):
+            _workshare(lw, op)
+            return
+        if lw.ml.openmp:
+            _fork(lw, op)
+            return
     n = len(args) // 3
     lbs, ubs, steps = args[:n], args[n:2 * n], args[2 * n:]
     block = op.regions[0].blocks[0]
@@ -98,15 +122,59 @@ def _parallel(lw: FunctionLowering, op, args):
     emit_loop_nest(lw, lbs, ubs, steps, body)
 
 
-def _captures(op) -> list[Value]:
-    """The values `op`'s body reads from outside it, and its own operands, in first-use order."""
-    seen: dict[Value, None] = dict.fromkeys(op.operands)
+@lowers("omp.parallel")
+def _team_region(lw: FunctionLowering, op, args):
+    if lw.ml.openmp and not lw.in_parallel and not isinstance(lw, TeamLowering):
+        _fork(lw, op)
+    else:                                   # sequential: the region once, here
+        lw.lower_block(op.regions[0].blocks[0])
+
+
+@lowers("omp.terminator")
+def _terminator(lw: FunctionLowering, op, args):
+    return None                             # the outlined function returns after it
+
+
+def _defined_outside(op: Operation, v: Value) -> bool:
+    owner = v.owner_op
+    return owner is None or not op.is_ancestor_of(owner)
+
+
+def _rematerializable(v: Value) -> bool:
+    """Whether `v` is a constant, or a pure op of constants: cheaper to compute again in an
+    outlined body than to load from its context, and visible to LLVM there (a constant
+    stride lets it schedule the micro-kernel's addresses; a loaded one does not)."""
+    op = v.defining_op()
+    if op is None or op.regions:
+        return False
+    if isinstance(op, arith.ConstantOp):
+        return True
+    return bool(op.operands) and is_pure(op) and all(_rematerializable(x) for x in op.operands)
+
+
+def _captures(op) -> tuple[list[Value], list[Operation]]:
+    """What `op`'s region reads from outside it, and its own operands, in first-use order:
+    (the values passed in the context, the ops computed again in the outlined body, operands
+    before users)."""
+    seen: dict[Value, None] = {}
+    again: dict[Operation, None] = {}
+
+    def use(v: Value) -> None:
+        if v in seen or not _defined_outside(op, v):
+            return
+        seen[v] = None
+        if _rematerializable(v):
+            for x in v.owner_op.operands:
+                use(x)
+            again[v.owner_op] = None
+
+    for v in op.operands:
+        use(v)
     for nested in op.regions[0].blocks[0].ops:
         for inner in nested.walk():
             for v in inner.operands:
-                if v not in seen and op.is_defined_outside(v):
-                    seen[v] = None
-    return list(seen)
+                use(v)
+    return [v for v in seen if v.owner_op not in again], list(again)
 
 
 def _omp(lw: FunctionLowering, name: str) -> ir.Function:
@@ -127,7 +195,8 @@ def _trip_count(b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, step: ir.Value) -> 
 
 
 #: integer ops whose value on a body's first iteration the cost estimate may compute
-#: before the loop: pure, no regions, no trap (`_DIVIDING` only by a constant other than 0)
+#: before the loop: pure, no regions, no trap (`_DIVIDING`: by the divisor if it is positive,
+#: else by 1, so that a division the body guards or never reaches cannot trap here)
 _INDEX_ARITH = (arith.ConstantOp, arith.AddIOp, arith.SubIOp, arith.MulIOp, arith.MinSIOp,
                 arith.MaxSIOp, arith.MinUIOp, arith.MaxUIOp, arith.IndexCastOp, arith.CmpIOp,
                 arith.SelectOp)
@@ -150,7 +219,7 @@ class _StartValues:
         self.known: dict[Value, ir.Value | None] = {}
 
     def value(self, v: Value) -> ir.Value | None:
-        if self.outer.is_defined_outside(v):
+        if _defined_outside(self.outer, v):
             return self.lw.get(v)
         if v not in self.known:
             self.known[v] = self._compute(v)
@@ -162,36 +231,36 @@ class _StartValues:
             return None if bounds is None or v.index >= len(bounds[0]) else \
                 self.value(bounds[0][v.index])
         op = v.owner_op
-        if isinstance(op, _DIVIDING):
-            divisor = constant_value(op.rhs)
-            if not isinstance(divisor, IntegerAttr) or not divisor.value:
-                return None
-        elif not isinstance(op, _INDEX_ARITH) or op.regions:
+        if not isinstance(op, _INDEX_ARITH + _DIVIDING) or op.regions:
             return None
         args = [self.value(x) for x in op.operands]
         if any(a is None for a in args):
             return None
         lw, where = self.lw, self.lw.op
+        if isinstance(op, _DIVIDING):          # a block count known at run time, say
+            b, d = lw.builder, args[1]
+            one = ir.Constant(d.type, 1)
+            args[1] = b.select(b.icmp_signed(">", d, ir.Constant(d.type, 0)), d, one)
         lw.op = op
         out = lw.ml.rules[op.name](lw, op, args)
         lw.op = where
         return out[v.index] if isinstance(out, (list, tuple)) else out
 
 
-def _block_cost(lw: FunctionLowering, start: _StartValues, block: Block) -> ir.Value:
-    """The work of one execution of `block` (in `start.outer`'s body): one unit per op, a
-    nested loop's body times its trip count on the first iteration (`_StartValues`), once
-    where that count is not index arithmetic."""
+def _block_cost(lw: FunctionLowering, start: _StartValues, ops) -> ir.Value:
+    """The work of one execution of `ops` (in `start.outer`): one unit per op, a loop's body
+    times its trip count on the first iteration (`_StartValues`), once where that count is
+    not index arithmetic."""
     b = lw.builder
     units, terms = 0, []
-    for op in block.ops:
+    for op in ops:
         if not op.regions:
             units += not isinstance(op, arith.ConstantOp)
             continue
         inner = ir.Constant(I64, 0)
         for region in op.regions:
             for blk in region.blocks:
-                inner = b.add(inner, _block_cost(lw, start, blk))
+                inner = b.add(inner, _block_cost(lw, start, blk.ops))
         for dim in zip(*(_loop_bounds(op) or ())):
             lb, ub, step = (start.value(v) for v in dim)
             if lb is not None and ub is not None and step is not None:
@@ -218,82 +287,180 @@ def _loop_bounds(op: Operation):
     return None
 
 
-def _openmp_parallel(lw: FunctionLowering, op) -> None:
+def _members(op: Operation) -> list[Operation]:
+    """The loops `op` runs: itself for a `loop.parallel`, else its region's ops with regions
+    (the parallel loops, and the `loop.for` / `loop.if`s around some)."""
+    if isinstance(op, ParallelOp):
+        return [op]
+    return [o for o in op.regions[0].blocks[0].ops if o.regions]
+
+
+def _fork(lw: FunctionLowering, op: Operation) -> None:
+    """Run `op` (an outermost `loop.parallel`, or an `omp.parallel`) on a team as large as
+    its work pays for, or here (step 3 of the module docstring)."""
     b = lw.builder
-    captures = _captures(op)
-    ctx_type = ir.LiteralStructType([lw.get(v).type for v in captures] + [I64, I1])
-    outlined = _outline(lw, op, captures, ctx_type)
-    dims = list(zip(op.lower_bounds, op.upper_bounds, op.steps))
-    trips = [_trip_count(b, *(lw.get(v) for v in dim)) for dim in dims]
-    work = _block_cost(lw, _StartValues(lw, op), op.regions[0].blocks[0])
-    for t in trips:
-        work = b.mul(work, t)
+    captures, again = _captures(op)
+    members = _members(op)
+    ranged = not isinstance(op, ParallelOp)   # the context says which members the team runs
+    ctx_type = ir.LiteralStructType([lw.get(v).type for v in captures] + [I1] +
+                                    [I64, I64] * ranged)
+    outlined = _outline(lw, op, captures, again, ctx_type)
+    start = _StartValues(lw, op)
+    works = [_block_cost(lw, start, [m]) for m in members]
 
     def umin(x, y):
         return b.select(b.icmp_unsigned("<", x, y), x, y)
 
+    def constant(k: int) -> ir.Constant:
+        return ir.Constant(I64, k)
+
+    # the members worth a fork: the team runs the first of them to the last
+    worth = [b.icmp_unsigned(">=", w, constant(2 * MIN_WORK_PER_THREAD)) for w in works]
+    first, end, work = constant(len(members)), constant(0), constant(0)
+    for k, (w, ok) in enumerate(zip(works, worth)):
+        first = b.select(ok, umin(first, constant(k)), first)
+        end = b.select(ok, constant(k + 1), end)
+        work = b.select(b.icmp_unsigned("<", work, w), w, work)
     requested = b.load(threads_global(lw), typ=I32)
     team = b.select(b.icmp_signed(">", requested, ir.Constant(I32, 0)), requested,
                     b.call(_omp(lw, "omp_get_max_threads"), []))
-    team = umin(umin(b.sext(team, I64), trips[0]),
-                b.udiv(work, ir.Constant(I64, MIN_WORK_PER_THREAD)))
-    split = b.icmp_unsigned(">", team, ir.Constant(I64, 1))
+    team = umin(b.sext(team, I64), b.udiv(work, constant(MIN_WORK_PER_THREAD)))
+    if isinstance(op, ParallelOp):          # no more threads than chunks of dimension 0
+        team = umin(team, _trip_count(b, *(lw.get(v) for v in _dim0(op))))
+    split = b.icmp_unsigned(">", team, constant(1))
     count_team(lw, op, umax(b, team, 1))
-    ctx = ir.Constant(ctx_type, None)
-    for i, v in enumerate(captures + [None, None]):
-        value = lw.get(v) if v is not None else trips[0] if i == len(captures) else split
-        ctx = b.insert_value(ctx, value, i)
     slot = lw.alloca(ctx_type)
-    b.store(ctx, slot)
-    with b.if_else(split) as (threaded, inline):
+    values = [lw.get(v) for v in captures]
+
+    def run(team_split, lo, hi, call) -> None:
+        ctx = ir.Constant(ctx_type, None)
+        for i, value in enumerate(values + [team_split] + [lo, hi] * ranged):
+            ctx = b.insert_value(ctx, value, i)
+        b.store(ctx, slot)
+        call()
+
+    def inline(lo, hi) -> None:
+        run(ir.Constant(I1, 0), lo, hi, lambda: b.call(outlined, [slot]))
+
+    with b.if_else(split) as (threaded, alone):
         with threaded:
-            b.call(_omp(lw, "GOMP_parallel"),
-                   [outlined, slot, b.trunc(team, I32), ir.Constant(I32, 0)])
-        with inline:
-            b.call(outlined, [slot])
+            if ranged:                      # the members before the first worth a fork
+                inline(constant(0), first)
+            run(split, first, end, lambda: b.call(
+                _omp(lw, "GOMP_parallel"),
+                [outlined, slot, b.trunc(team, I32), ir.Constant(I32, 0)]))
+            if ranged:                      # and those after the last
+                inline(end, constant(len(members)))
+        with alone:
+            inline(constant(0), constant(len(members)))
 
 
-def _outline(lw: FunctionLowering, op, captures: list[Value],
-             ctx_type: ir.LiteralStructType) -> ir.Function:
-    """`void __irkit_parallel_<n>(ptr ctx)`: this thread's chunk of dimension 0."""
+def _dim0(op: ParallelOp) -> tuple[Value, Value, Value]:
+    return op.lower_bounds[0], op.upper_bounds[0], op.steps[0]
+
+
+class TeamLowering(FunctionLowering):
+    """The body of an outlined region, run by each thread of a team (or once, alone, when
+    `split` is false): its outermost `loop.parallel`s are worksharing loops (`_workshare`)."""
+
+    def __init__(self, ml, fn: ir.Function, op: Operation) -> None:
+        super().__init__(ml, fn, op)
+        self.region = op
+        self.split: ir.Value | None = None
+        self.tid: ir.Value | None = None
+        self.nth: ir.Value | None = None
+        #: whether the last worksharing loop run was split (a barrier then comes first)
+        self.after_split = self.alloca(I1)
+        self._allocas.store(ir.Constant(I1, 0), self.after_split)
+
+
+def _outline(lw: FunctionLowering, op: Operation, captures: list[Value],
+             again: list[Operation], ctx_type: ir.LiteralStructType) -> ir.Function:
+    """`void __irkit_parallel_<n>(ptr ctx)`: what one thread of the team runs (all of `op`
+    when the context says not to split)."""
     ml = lw.ml
     fn = ir.Function(ml.llmod, ir.FunctionType(VOID, [PTR]),
                      name=ml.unique_name("__irkit_parallel_"))
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
     fn.attributes.add("noinline")       # one copy of the body, called from both paths
-    inner = FunctionLowering(ml, fn, op)
-    inner.in_parallel = True
+    inner = TeamLowering(ml, fn, op)
     b = inner.builder
     ctx = b.load(fn.args[0], typ=ctx_type)
     for i, v in enumerate(captures):
         inner.values[v] = b.extract_value(ctx, i)
-    trips = b.extract_value(ctx, len(captures))
-    split = b.extract_value(ctx, len(captures) + 1)
-    nth = b.select(split, b.sext(b.call(_omp(inner, "omp_get_num_threads"), []), I64),
-                   ir.Constant(I64, 1))
-    tid = b.select(split, b.sext(b.call(_omp(inner, "omp_get_thread_num"), []), I64),
-                   ir.Constant(I64, 0))
+    for c in again:
+        inner.lower_op(c)
+    inner.split = split = b.extract_value(ctx, len(captures))
+    inner.nth = b.select(split, b.sext(b.call(_omp(inner, "omp_get_num_threads"), []), I64),
+                         ir.Constant(I64, 1))
+    inner.tid = b.select(split, b.sext(b.call(_omp(inner, "omp_get_thread_num"), []), I64),
+                         ir.Constant(I64, 0))
+    if isinstance(op, ParallelOp):
+        _workshare(inner, op)
+    else:
+        _run_members(inner, op, b.extract_value(ctx, len(captures) + 1),
+                     b.extract_value(ctx, len(captures) + 2))
+    inner.builder.ret_void()
+    inner.finish()
+    return fn
+
+
+def _run_members(lw: TeamLowering, op: Operation, lo: ir.Value, hi: ir.Value) -> None:
+    """The region of `op` (an `omp.parallel`), its members (`_members`) from `lo` to `hi`
+    only: the context says which run on this team and which on the calling thread alone."""
+    b = lw.builder
+    index = {m: k for k, m in enumerate(_members(op))}
+    for inner in op.regions[0].blocks[0].ops:
+        k = index.get(inner)
+        if k is None:
+            lw.lower_op(inner)
+            continue
+        here = ir.Constant(I64, k)
+        with b.if_then(b.and_(b.icmp_unsigned("<=", lo, here), b.icmp_unsigned(">", hi, here))):
+            lw.lower_op(inner)
+
+
+def _workshare(lw: TeamLowering, op: ParallelOp) -> None:
+    """This thread's static chunk of `op`'s dimension 0, the other dimensions nested inside,
+    sequentially. In an `omp.parallel`, a loop too small for the team (by its own work,
+    `_block_cost`) runs on thread 0 alone, and a barrier comes first where this loop or the
+    one before it was split (two loops of thread 0 need none; the join ends the region)."""
+    b = lw.builder
+    trips = _trip_count(b, *(lw.get(v) for v in _dim0(op)))
+    split, tid, nth = lw.split, lw.tid, lw.nth
+    if op is not lw.region:
+        work = _block_cost(lw, _StartValues(lw, op), [op])
+        split = b.and_(split, b.icmp_unsigned(
+            ">=", work, ir.Constant(I64, 2 * MIN_WORK_PER_THREAD_IN_TEAM)))
+        before = b.load(lw.after_split, typ=I1)
+        with b.if_then(b.or_(split, before)):
+            b.call(_omp(lw, "GOMP_barrier"), [])
+        b.store(split, lw.after_split)
+        tid = b.select(split, tid, ir.Constant(I64, 0))
+        nth = b.select(split, nth, ir.Constant(I64, 1))
     q, r = b.udiv(trips, nth), b.urem(trips, nth)
     more = b.icmp_unsigned("<", tid, r)
     begin = b.add(b.mul(tid, q), b.select(more, tid, r))
     end = b.add(b.add(begin, q), b.zext(more, I64))
-    lbs = [inner.get(v) for v in op.lower_bounds]
-    ubs = [inner.get(v) for v in op.upper_bounds]
-    steps = [inner.get(v) for v in op.steps]
+    if op is not lw.region:             # not split: thread 0 runs it all, the others none
+        mine = b.or_(split, b.icmp_unsigned("==", lw.tid, ir.Constant(I64, 0)))
+        end = b.select(mine, end, begin)
+    lbs = [lw.get(v) for v in op.lower_bounds]
+    ubs = [lw.get(v) for v in op.upper_bounds]
+    steps = [lw.get(v) for v in op.steps]
     block = op.regions[0].blocks[0]
 
     def body(ivs):
         for a, iv in zip(block.args, ivs):
-            inner.values[a] = iv
-        inner.lower_block(block)
+            lw.values[a] = iv
+        lw.lower_block(block)
 
     def outer(t, carried):
-        iv0 = inner.builder.add(lbs[0], inner.builder.mul(t, steps[0], flags=["nsw"]),
-                                flags=["nsw"])
-        emit_loop_nest(inner, lbs[1:], ubs[1:], steps[1:], lambda ivs: body([iv0, *ivs]))
+        iv0 = lw.builder.add(lbs[0], lw.builder.mul(t, steps[0], flags=["nsw"]),
+                             flags=["nsw"])
+        emit_loop_nest(lw, lbs[1:], ubs[1:], steps[1:], lambda ivs: body([iv0, *ivs]))
         return []
-    emit_loop(inner, begin, end, ir.Constant(I64, 1), [], outer)
-    inner.builder.ret_void()
-    inner.finish()
-    return fn
+    lw.in_parallel = True               # loops nested in this one run sequentially
+    emit_loop(lw, begin, end, ir.Constant(I64, 1), [], outer)
+    lw.in_parallel = False

@@ -8,7 +8,7 @@ one of its ops is looked up (MLIR's lazy dialect loading), which keeps tool star
 import importlib
 
 _ALL = ("builtin", "func", "arith", "math", "loop", "vector", "memory", "graph", "autodiff",
-        "linalg", "tensor", "fusion", "parallel", "mpi", "gpu")
+        "linalg", "tensor", "fusion", "parallel", "mpi", "gpu", "omp")
 
 
 def register_all() -> None:

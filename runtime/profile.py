@@ -114,7 +114,7 @@ def _mark(lowered: Operation, function: str) -> list[tuple[Operation, Row]]:
         for region in op.regions:
             for block in region.blocks:
                 for inner in block.ops:
-                    if isinstance(inner, ParallelOp):
+                    if isinstance(inner, ParallelOp) or inner.name == "omp.parallel":
                         mark(inner, "region")
                     else:
                         regions_below(inner)
@@ -125,7 +125,7 @@ def _mark(lowered: Operation, function: str) -> list[tuple[Operation, Row]]:
         for op in fn.regions[0].blocks[0].ops:
             if op.regions:
                 mark(op, "kernel")
-                if not isinstance(op, ParallelOp):
+                if not isinstance(op, ParallelOp) and op.name != "omp.parallel":
                     regions_below(op)
     return marked
 

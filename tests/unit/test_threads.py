@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -60,8 +61,9 @@ func.func @count(%a: memref<?x?xf64>, %lb: index, %step: index, %w: f64) {
 
 @pytest.fixture
 def every_loop_parallel(monkeypatch):
-    """Loops of any size split over the team (the work threshold at one unit)."""
+    """Loops of any size split over the team (the work thresholds at one unit)."""
     monkeypatch.setattr(llvm_parallel, "MIN_WORK_PER_THREAD", 1)
+    monkeypatch.setattr(llvm_parallel, "MIN_WORK_PER_THREAD_IN_TEAM", 1)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 4])
@@ -116,6 +118,176 @@ def test_a_missing_libgomp_is_a_warning(monkeypatch):
             assert openmp_library() is None
     finally:
         openmp_library.cache_clear()
+
+
+# ----- team regions (omp.parallel): one fork, a barrier between the loops ----------------------
+
+#: three passes over `a` and `b`, each reading what the one before wrote at other indices (the
+#: reversed row, the row's first element), so that a missing barrier shows; the third pass in a
+#: loop.for every thread of the team runs (a BLIS nest's K loop)
+TEAM = """
+func.func @team(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %rounds: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %two = arith.constant 2.0 : f64
+  %n = memory.dim %a, 0 : memref<?x?xf64>
+  %m = memory.dim %a, 1 : memref<?x?xf64>
+  omp.parallel {
+    loop.parallel (%i, %j) = (%c0, %c0) to (%n, %m) step (%c1, %c1) {
+      %x = memory.load %a[%i, %j] : memref<?x?xf64>
+      %y = arith.addf %x, %two : f64
+      memory.store %y, %b[%i, %j] : memref<?x?xf64>
+    }
+    loop.for %k = %c0 to %rounds step %c1 {
+      %last = arith.subi %n, %c1 : index
+      loop.parallel (%i) = (%c0) to (%n) step (%c1) {
+        %r = arith.subi %last, %i : index
+        loop.for %j = %c0 to %m step %c1 {
+          %x = memory.load %b[%r, %j] : memref<?x?xf64>
+          %y = arith.mulf %x, %two : f64
+          memory.store %y, %a[%i, %j] : memref<?x?xf64>
+        }
+      }
+      loop.parallel (%i) = (%c0) to (%n) step (%c1) {
+        loop.for %j = %c0 to %m step %c1 {
+          %x = memory.load %a[%i, %c0] : memref<?x?xf64>
+          %y = memory.load %a[%i, %j] : memref<?x?xf64>
+          %z = arith.subf %y, %x : f64
+          memory.store %z, %b[%i, %j] : memref<?x?xf64>
+        }
+      }
+    }
+    omp.terminator
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+@pytest.mark.parametrize("fork,in_team", [(1, 1), (1, 1 << 40), (1024, 1), (1 << 40, 1)])
+def test_team_region_matches_the_interpreter(monkeypatch, threads, fork, in_team):
+    """Whatever runs where -- every loop split; a forked team whose loops each run on
+    thread 0 (`in_team` no loop reaches); the first loop on the calling thread before the
+    fork (`fork` 1024: it has about 700 units at 37 x 5, the loop.for several thousand); no
+    fork -- the interpreter's results, from one GOMP_parallel and barriers between."""
+    monkeypatch.setattr(llvm_parallel, "MIN_WORK_PER_THREAD", fork)
+    monkeypatch.setattr(llvm_parallel, "MIN_WORK_PER_THREAD_IN_TEAM", in_team)
+    module = parse_module(textwrap.dedent(TEAM))
+    jit = compile_module(module, 2, threads=threads)
+    assert jit.llvm_ir.count("call void @GOMP_parallel") == 1
+    assert "call void @GOMP_barrier()" in jit.llvm_ir
+    rng = np.random.default_rng(1)
+    for rows, cols, rounds in ((37, 5, 3), (2, 3, 1), (0, 4, 2), (101, 1, 4), (5, 0, 2)):
+        a = rng.standard_normal((rows, cols))
+        got, want = [a.copy(), np.zeros_like(a)], [a.copy(), np.zeros_like(a)]
+        jit.team(*got, rounds)
+        interpret(module, "team", *want, rounds)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+
+
+def test_constants_are_computed_in_the_outlined_body(every_loop_parallel):
+    """The context of an outlined loop carries what the body reads from outside and is not a
+    constant: the constant bounds and the stored value are LLVM constants in the body."""
+    module = parse_module(textwrap.dedent("""
+        func.func @fill(%a: memref<?xf32>) {
+          %c0 = arith.constant 0 : index
+          %c1 = arith.constant 1 : index
+          %c3 = arith.constant 3 : index
+          %v = arith.constant 2.5 : f32
+          %n = memory.dim %a, 0 : memref<?xf32>
+          %h = arith.muli %c3, %c1 : index
+          loop.parallel (%i) = (%c0) to (%n) step (%h) {
+            memory.store %v, %a[%i] : memref<?xf32>
+          }
+          return
+        }"""))
+    jit = compile_module(module, 0, threads=2)
+    body = jit.llvm_ir[jit.llvm_ir.index("define internal void @__irkit_parallel_"):]
+    ctx = re.search(r"= load (\{.*\}), ptr", body).group(1)
+    assert ctx == "{ i64, { ptr, ptr, i64, [1 x i64], [1 x i64] }, i1 }"     # n, a, split
+    assert "store float 2.500000e+00" in body
+    a = np.zeros(10, dtype=np.float32)
+    jit.fill(a)
+    np.testing.assert_array_equal(a, np.where(np.arange(10) % 3 == 0, 2.5, 0).astype(np.float32))
+
+
+#: a loop whose inner trip count divides by a run-time value (a BLIS nest's rows per block:
+#: the row count over the block count), the division guarded in the body as a BLIS nest's is
+DIVIDED = """
+func.func @divided(%a: memref<?xf64>, %d: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = memory.dim %a, 0 : memref<?xf64>
+  loop.parallel (%t) = (%c0) to (%c2) step (%c1) {
+    %ok = arith.cmpi sgt, %d, %c0 : index
+    loop.if %ok {
+      %rows = arith.divui %n, %d : index
+      loop.for %i = %c0 to %rows step %c1 {
+        %x = memory.load %a[%i] : memref<?xf64>
+        memory.store %x, %a[%i] : memref<?xf64>
+      }
+    }
+  }
+  return
+}
+"""
+
+
+def test_work_estimate_divides_by_run_time_values(monkeypatch):
+    """The estimate counts the inner loop n / d times (d known at run time only): a team of
+    two where the rows pay for it, none where they do not; d = 0, where the body never
+    divides, does not trap in the estimate either."""
+    from irkit.attributes import IntegerAttr
+    from irkit.types import I64
+    from irkit.backends.llvm_profile import COUNTERS, PROFILE_ATTR, counters_name
+    import ctypes
+    monkeypatch.setattr(llvm_parallel, "MIN_WORK_PER_THREAD", 1000)
+    module = parse_module(textwrap.dedent(DIVIDED))
+    loop = next(op for op in module.walk() if op.name == "loop.parallel")
+    loop.attributes[PROFILE_ATTR] = IntegerAttr(0, I64)
+    jit = compile_module(module, 2, threads=2)
+    counters = (ctypes.c_int64 * COUNTERS.count).from_address(
+        jit.global_address(counters_name(0)))
+    for n, d, team in ((100_000, 2, 2), (100, 1, 1), (100_000, 0, None)):
+        ctypes.memset(counters, 0, ctypes.sizeof(counters))
+        jit.divided(np.zeros(n), d)              # d = 0: estimated as by 1, no trap
+        assert counters[1] == 1 and team in (None, counters[2]), (n, d)
+
+
+def _lowered_mlp(merge: bool):
+    """examples/mlp.irk lowered by the pipeline, its parallel loops merged into team regions
+    or not, and a runner for its compiled functions on threads."""
+    from irkit.pass_manager import PassManager
+    from irkit.runtime.compiled import CompiledRunner, IRText, lower_model_with_graph
+    model = irkit.load_model(ROOT / "examples" / "mlp.irk")
+    graph, lowered = lower_model_with_graph(model.module)
+    if merge:
+        PassManager.parse("loop-merge-parallel-regions").run(lowered)
+    return model, graph, lowered
+
+
+def test_mlp_in_team_regions_gives_the_same_bits():
+    """The MLP's training step with its parallel loops merged into `omp.parallel` regions:
+    the bits of the step without them, at 1, 2 and 4 threads."""
+    from irkit.runtime.compiled import CompiledRunner, IRText
+    inputs = _inputs("mlp", 600)
+    results = []
+    for merge in (False, True):
+        model, graph, lowered = _lowered_mlp(merge)
+        assert ("omp.parallel" in str(lowered)) == merge
+        for threads in (1, 2, 4) if merge else (1,):
+            jm = compile_module(lowered, threads=threads)
+            runner = CompiledRunner(lowered, dict(jm.functions), jm, graph=IRText(graph))
+            store = {k: np.array(v) for k, v in model.variables.items()}
+            losses = [runner.run("train_step", "mlp", inputs, store)["loss"] for _ in range(3)]
+            results.append((losses, store))
+    for losses, store in results[1:]:
+        np.testing.assert_array_equal(losses, results[0][0])
+        for k, v in store.items():
+            np.testing.assert_array_equal(v, results[0][1][k], err_msg=k)
 
 
 # ----- models: the interpreter's results, the same bits at every thread count -----------------

@@ -1,0 +1,49 @@
+// RUN: not irkit-opt %s --split-input-file 2>&1 | FileCheck %s
+
+// Every thread of the team runs the code between the loops: it must not touch memory.
+
+func.func @store_in_region(%a: memref<?xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  omp.parallel {
+    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'memory.store' op cannot run on every thread of an 'omp.parallel' team: it has memory effects outside a 'loop.parallel' (move it out of the region)
+    memory.store %v, %a[%c0] : memref<?xf32>
+    omp.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @store_in_shared_loop(%a: memref<?xf32>, %v: f32, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  omp.parallel {
+    loop.for %k = %c0 to %n step %c1 {
+      // CHECK: invalid.mlir:[[# @LINE + 1]]:7: error: 'memory.store' op cannot run on every thread
+      memory.store %v, %a[%k] : memref<?xf32>
+    }
+    omp.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @nested(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  loop.parallel (%i) = (%c0) to (%n) step (%c1) {
+    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'omp.parallel' op cannot be nested in 'loop.parallel' (one level of threads)
+    omp.parallel {
+      omp.terminator
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @stray_terminator() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'omp.terminator' op expects parent op 'omp.parallel'
+  omp.terminator
+}
