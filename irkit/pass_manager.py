@@ -64,8 +64,9 @@ class Pass:
 
     @classmethod
     def summary(cls) -> str:
+        """The docstring's first paragraph on one line (its indentation collapsed)."""
         doc = (cls.__doc__ or "").strip()
-        return doc.split("\n\n")[0].replace("\n", " ") if doc else ""
+        return " ".join(doc.split("\n\n")[0].split()) if doc else ""
 
     @classmethod
     def option_fields(cls) -> list[tuple[str, dataclasses.Field, type]]:
