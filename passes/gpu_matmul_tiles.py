@@ -63,11 +63,10 @@ from irkit.pass_manager import Pass, register_pass
 from irkit.types import F32, I64
 from irkit.dialects import arith
 from irkit.dialects.fusion import GroupOp
-from irkit.dialects.linalg import StructuredOp
 from irkit.dialects.math import FmaOp
 from irkit.dialects.memory import DimOp, LoadOp, StoreOp
 from irkit.passes.blis import epilogue as epilogues
-from irkit.passes.blis.contraction import Contraction, generalized, match, zero_fill
+from irkit.passes.blis.contraction import Contraction, contractions, zero_fill
 from irkit.passes.blis.epilogue import Epilogue
 from irkit.passes.blis.nest import Blis, Emitter, Index
 from irkit.passes.gpu_block import Kernel, all_of, guarded
@@ -268,15 +267,7 @@ class GpuMatmulTiles(Pass):
     def run(self, root: Operation) -> None:
         self.check(root)
         constants = IndexConstants()
-        ops = [o for o in root.walk() if isinstance(o, StructuredOp) and o is not root
-               and o.has_buffer_semantics and not o.results]
-        for op in ops:
-            generic = generalized(op)
-            c = match(generic) if generic is not None else None
-            if c is None:
-                if generic is not None and generic is not op:
-                    generic.erase()
-                continue
+        for op, generic, c in contractions(root):
             self.rewrite(op, generic, c, constants)
 
     def check(self, root: Operation) -> None:

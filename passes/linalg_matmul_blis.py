@@ -148,10 +148,9 @@ from irkit.builder import Builder
 from irkit.ir import Operation
 from irkit.pass_manager import Pass, register_pass
 from irkit.dialects.fusion import GroupOp
-from irkit.dialects.linalg import StructuredOp
 from irkit.passes.blis import epilogue as epilogues
 from irkit.passes.blis.contraction import (
-    Contraction, flatten_accumulator, generalized, match, zero_fill,
+    Contraction, contractions, flatten_accumulator, zero_fill,
 )
 from irkit.passes.blis.epilogue import Epilogue
 from irkit.passes.blis.nest import NOWHERE, TILE, Blis, schedule
@@ -245,15 +244,7 @@ class LinalgMatmulBlis(Pass):
 
     def run(self, root: Operation) -> None:
         constants = IndexConstants()
-        ops = [o for o in root.walk() if isinstance(o, StructuredOp) and o is not root
-               and o.has_buffer_semantics and not o.results]
-        for op in ops:
-            generic = generalized(op)
-            c = match(generic) if generic is not None else None
-            if c is None or not self._worth_it(c):
-                if generic is not None and generic is not op:
-                    generic.erase()
-                continue
+        for op, generic, c in contractions(root, self._worth_it):
             group = op.parent_op
             ep = None
             if isinstance(group, GroupOp):

@@ -110,16 +110,6 @@ def host_sites(module: Operation) -> list[Operation]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _global(lw: FunctionLowering, name: str, t: ir.Type) -> ir.GlobalVariable:
-    """The hidden, zero-initialized global `name` of the module (created on first use)."""
-    g = lw.ml.llmod.globals.get(name)
-    if g is None:
-        g = ir.GlobalVariable(lw.ml.llmod, t, name)
-        g.initializer = ir.Constant(t, None)
-        g.storage_class = "hidden"
-    return g
-
-
 def _site(lw: FunctionLowering, op: Operation) -> int:
     sites = lw.ml.helper("gpu.sites", lambda: {o: i for i, o in
                                                 enumerate(host_sites(lw.ml.module))})
@@ -129,7 +119,7 @@ def _site(lw: FunctionLowering, op: Operation) -> int:
 def _driver_call(lw: FunctionLowering, op: Operation, which: int, args: list) -> None:
     """Call table entry `which` with `args` and record a nonzero result (module docstring)."""
     b = lw.builder
-    table = _global(lw, API_GLOBAL, ir.ArrayType(PTR, len(API)))
+    table = lw.ml.hidden_global(API_GLOBAL, ir.ArrayType(PTR, len(API)))
     slot = b.gep(table, [ir.Constant(I32, 0), ir.Constant(I32, which)], inbounds=True)
     fnty = list(API.values())[which]
     fn = b.inttoptr(b.ptrtoint(b.load(slot, typ=PTR), I64), fnty.as_pointer())
@@ -139,7 +129,7 @@ def _driver_call(lw: FunctionLowering, op: Operation, which: int, args: list) ->
     done = lw.llfn.append_basic_block("gpu.done")
     b.cbranch(b.icmp_signed("==", result, ir.Constant(I32, 0)), done, fail)
     b.position_at_end(fail)
-    status = _global(lw, STATUS_GLOBAL, ir.ArrayType(I32, 2))
+    status = lw.ml.hidden_global(STATUS_GLOBAL, ir.ArrayType(I32, 2))
     first = b.gep(status, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True)
     claimed = b.cmpxchg(first, ir.Constant(I32, 0), result, "monotonic", "monotonic")
     b.cbranch(b.extract_value(claimed, 1), record, done)
@@ -164,7 +154,7 @@ def _launch_func(lw: FunctionLowering, op, args):
     if symbol not in listed:
         raise lw.error(f"launches '{op.kernel}', which is not among the compiled kernels "
                        f"(the host module's '{KERNELS_ATTR}')")
-    table = _global(lw, KERNELS_GLOBAL, ir.ArrayType(PTR, len(listed)))
+    table = lw.ml.hidden_global(KERNELS_GLOBAL, ir.ArrayType(PTR, len(listed)))
     handle = b.load(b.gep(table, [ir.Constant(I32, 0), ir.Constant(I32, listed.index(symbol))],
                           inbounds=True), typ=PTR)
     operands = op.kernel_operands

@@ -35,11 +35,12 @@ buffer's last dimension (12, 4, 3 in examples/cnn.irk) is shorter than one vecto
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Iterator
 
 from irkit.affine import AffineBinary, AffineConst, AffineDim, AffineExpr, AffineMap
 from irkit.attributes import FloatAttr
 from irkit.builder import Builder
-from irkit.ir import Value
+from irkit.ir import Operation, Value
 from irkit.rewrite import constant_value
 from irkit.types import F32, F64, MemRefType
 from irkit.dialects import arith
@@ -236,6 +237,24 @@ def generalized(op: StructuredOp) -> GenericOp | None:
     if isinstance(op, (MatmulOp, BatchMatmulOp, Conv2DNchwFchwOp)) and op.has_buffer_semantics:
         return op.generalize(Builder.before(op))
     return None
+
+
+def contractions(root: Operation, accept: Callable[["Contraction"], bool] = lambda c: True
+                 ) -> Iterator[tuple[StructuredOp, GenericOp, "Contraction"]]:
+    """(op, its generic form, the contraction) for each structured op on memrefs under
+    `root` that `match`es and that `accept` takes, in walk order (collected before the first
+    is yielded, so the caller may rewrite each); a generic made for an op that is not yielded
+    is erased again. What `linalg-matmul-blis` and `gpu-matmul-tiles` schedule."""
+    ops = [o for o in root.walk() if isinstance(o, StructuredOp) and o is not root
+           and o.has_buffer_semantics and not o.results]
+    for op in ops:
+        generic = generalized(op)
+        c = match(generic) if generic is not None else None
+        if c is None or not accept(c):
+            if generic is not None and generic is not op:
+                generic.erase()
+            continue
+        yield op, generic, c
 
 
 # ---------------------------------------------------------------------------------------------

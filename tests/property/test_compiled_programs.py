@@ -30,16 +30,18 @@ from test_lower_graph_programs import (  # noqa: E402  (tests/property on sys.pa
 from output_buffers import garbage_like
 
 
-def compile_and_compare(module, fn: str, args) -> None:
-    """Interpret `fn` on `args`; lower and plan a copy of the module (through its text),
-    compile it, call the compiled `fn` with output buffers, and compare."""
+def compile_and_compare(module, fn: str, args, passes: str | None = None) -> None:
+    """Interpret `fn` on `args`; lower and plan a copy of the module (through its text) by
+    `passes` (default: every row of the pipeline table), compile it, call the compiled `fn`
+    with output buffers, and compare."""
     text = str(module)
     module.verify()
     with np.errstate(all="ignore"):
         want = [np.asarray(v) for v in
                 Interpreter(module).call(lookup_symbol_in(module, fn), list(args))]
     lowered = parse_module(text)
-    PassManager.parse(pipeline.passes_between(None, pipeline.compiled_stage())).run(lowered)
+    PassManager.parse(passes or pipeline.passes_between(None, pipeline.compiled_stage())
+                      ).run(lowered)
     jit = compile_module(lowered)
     outs = [garbage_like(w) for w in want]
     attrs = lookup_symbol_in(lowered, fn).properties.get("arg_attrs")

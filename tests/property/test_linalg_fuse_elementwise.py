@@ -27,6 +27,7 @@ from irkit.passes import pipeline
 from irkit.passes.linalg_fuse_elementwise import LinalgFuseElementwiseOps
 from irkit.symbols import lookup_symbol_in
 
+from test_compiled_programs import compile_and_compare  # noqa: E402  (tests/property)
 from test_lower_graph_programs import (  # noqa: E402  (tests/property on sys.path)
     dsl_case, graph_programs)
 from output_buffers import garbage_like
@@ -63,27 +64,9 @@ def _fused_equals_unfused(module, fn: str, args) -> None:
 
 
 def _compiled_equals_interpreted(module, fn: str, args) -> None:
-    want = _run(module, fn, args)
-    lowered = parse_module(str(module))
-    text = ",".join([pipeline.passes_between(None, "autodiff"), _LOWER, _FUSE,
-                     pipeline.passes_between("linalg", pipeline.compiled_stage())])
-    PassManager.parse(text).run(lowered)
-    jit = compile_module(lowered)
-    outs = [garbage_like(w) for w in want]
-    attrs = lookup_symbol_in(lowered, fn).properties.get("arg_attrs")
-    status = [np.zeros(3, np.int64)] if attrs and "graph.status" in attrs[-1].value else []
-    with np.errstate(all="ignore"):
-        jit[fn](*[np.array(a, order="C") for a in args], *outs, *status)
-    assert all(s[0] == 0 for s in status), f"a run-time check failed: {status}"
-    for k, (g, w) in enumerate(zip(outs, want)):
-        what = f"result #{k}\n{module}"
-        if w.dtype.kind == "f":
-            finite = np.isfinite(w)
-            scale = max(1.0, float(np.max(np.abs(w[finite]), initial=0.0)))
-            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4 * scale, equal_nan=True,
-                                       err_msg=what)
-        else:
-            np.testing.assert_array_equal(g, w, err_msg=what)
+    compile_and_compare(module, fn, args, ",".join([
+        pipeline.passes_between(None, "autodiff"), _LOWER, _FUSE,
+        pipeline.passes_between("linalg", pipeline.compiled_stage())]))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
