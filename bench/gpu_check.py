@@ -20,8 +20,9 @@ Timing: the median of `--repeat` runs after a warm-up, each ended by `cuCtxSynch
 irkit's compiled host function is called on buffers already on the device
 (`CudaRunner.call_device`), so host-device copies are not in the kernels' numbers.
 
-What must travel to the GPU machine (it has no package registry): the working tree (irkit
-is imported from it, no install), and a Python 3.11+ with numpy, llvmlite (>= 0.44) and lark,
+What must travel to the GPU machine (it has no package registry): the working tree, installed
+there without a registry (`pip install --no-deps --no-build-isolation --target DIR .`: the
+source folders are mapped into the `irkit` package at install), and a Python 3.11+ with numpy, llvmlite (>= 0.44) and lark,
 which irkit needs everywhere, plus NVIDIA's `cuda-bindings` (`pip install 'irkit[cuda]'`:
 carry its wheel or an environment that has it). Neither ptxas nor libdevice is needed there
 if they are missing: libdevice is linked at compile time here or there, and the driver JITs
@@ -35,10 +36,10 @@ import argparse
 import statistics
 import sys
 import time
+import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 REQUIRED = {"numpy": "numpy", "llvmlite": "llvmlite", "lark": "lark",
             "cuda.bindings": "cuda-bindings (pip install 'irkit[cuda]')"}
@@ -119,6 +120,7 @@ def check_examples(rows: list, driver, steps: int, arch: str) -> None:
                 verdict = "ok" if worst <= 1 else "DIFFERS"
                 rows.append((f"example {label}", f"{worst:.3f} of tolerance", verdict))
             except Exception as e:          # a table row per model, whatever fails
+                traceback.print_exc()
                 rows.append((f"example {label}", f"{type(e).__name__}: {e}"[:90], "FAILED"))
 
 
@@ -268,6 +270,7 @@ def main(argv=None) -> int:
         try:
             run()
         except Exception as e:
+            traceback.print_exc()
             rows.append((what, f"{type(e).__name__}: {e}"[:90], "FAILED"))
         sys.stderr.write(f"[{what}: {time.perf_counter() - t0:.1f} s]\n")
     width = max(len(r[0]) for r in rows)
