@@ -85,19 +85,61 @@ def _initialize() -> None:
         lib = ctypes.util.find_library(name)
         if lib:
             llvm.load_library_permanently(lib)
-    # And the OpenMP runtime the parallel loops call (`llvm_parallel`), when it is there.
-    # libgomp's idle threads spin 300,000 rounds before they sleep: on a machine busy with
-    # other processes a spinning thread holds the core its teammate needs, and measured here
-    # (2 cores, load 4) a 1 ms training step took 100 ms at its median. 10,000 rounds were
-    # still 4 ms against 1.3 ms with none (MLP B=128 step, 2 threads, one core busy with
-    # other work; 300 and 1,000 rounds: 1.25-1.66 ms): threads sleep at once, and a fork
-    # costs a futex wake (about 10 us, `llvm_parallel`'s work threshold pays for it). Read
-    # when libgomp loads; a user's OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+    # And the OpenMP runtime the parallel loops call (`llvm_parallel`), when it is there,
+    # its waiting threads told how long to spin before they sleep (`spin_rounds`). Read when
+    # libgomp loads; a user's OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
     gomp = openmp_library()
     if gomp is not None:
-        if "OMP_WAIT_POLICY" not in os.environ:
-            os.environ.setdefault("GOMP_SPINCOUNT", "0")
+        if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+            os.environ["GOMP_SPINCOUNT"] = str(spin_rounds(os.environ, _load_average(),
+                                                           _usable_cpus()))
         llvm.load_library_permanently(gomp)
+
+
+#: how many rounds libgomp's waiting threads spin before they sleep, where the machine has
+#: a core for each (`spin_rounds`)
+SPIN_ROUNDS = 30_000
+#: environment variables one of which an MPI launcher (MPICH's Hydra, Open MPI, PMIx) sets in
+#: every rank it starts
+_MPI_RANK_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+
+
+def spin_rounds(env, load: float, cpus: int) -> int:
+    """GOMP_SPINCOUNT for this process: `SPIN_ROUNDS` where its threads may keep a core each,
+    0 (sleep at once) where they would share cores with other work.
+
+    Why both. A training step is a dozen parallel loops back to back, microseconds apart. A
+    thread that sleeps between them costs a futex wake per loop (10-25 us), one that spins
+    catches the next loop at once: measured here (2 cores, quiet, `bench/run.py`, each engine
+    in its own process), the MLP 784-256-10 step at B=128 on 2 threads took 1.46-1.66 ms with
+    0 to 3,000 rounds, 0.86-0.96 ms with 30,000 (libgomp's own default, 300,000: 0.95 ms),
+    against numpy's 0.73-1.4 ms. But on a machine busy with other work a spinning thread
+    holds the core its teammate needs: with one core kept busy by another process, 0 rounds
+    gave 1.51 ms, 10,000 rounds 2.36 ms and 30,000 rounds 4.99 ms (and 300,000 rounds at
+    load 4 a 100 ms median). So: spin where the 1-minute load average leaves a core for every
+    thread beside the caller's (`load <= cpus - 1`: the team's other threads then find idle
+    cores), and never in an MPI rank, whose siblings share the machine's cores by design.
+    The load is read once, when libgomp loads (a machine that gets busy later keeps the
+    spinning; OMP_WAIT_POLICY=passive, or GOMP_SPINCOUNT, decides for a process that knows
+    better)."""
+    if cpus < 2 or any(v in env for v in _MPI_RANK_VARIABLES):
+        return 0
+    return SPIN_ROUNDS if load <= cpus - 1 else 0
+
+
+def _usable_cpus() -> int:
+    """The cores this process may run on (its affinity mask, where the system has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _load_average() -> float:
+    """The 1-minute load average; where the system has none, 0 (taken for a quiet one)."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
 
 
 @functools.cache

@@ -49,8 +49,10 @@ oversubscribed one: a thread spinning for a descheduled teammate holds a core th
 needs, and a region can cost a scheduler time slice. Measured here with other jobs keeping
 the load at 4 on 2 cores, the MLP's B=1024 training step took a median 150 ms on 2 threads
 against 7 ms on one (best 1.9 vs 3.0 ms); `OMP_WAIT_POLICY=passive` brought it back to
-7 ms. So the JIT has libgomp's threads sleep at once (`llvm_cpu`); a C program sets its own
-policy (OMP_WAIT_POLICY=passive on a shared machine).
+7 ms. So the JIT lets libgomp's threads spin only where the load average left a core for
+each when libgomp loaded, and never in an MPI rank (`llvm_cpu.spin_rounds`, with its
+measurements); a C program sets its own policy (OMP_WAIT_POLICY=passive on a shared
+machine).
 
 Algorithm:
 

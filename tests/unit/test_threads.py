@@ -120,6 +120,39 @@ def test_a_missing_libgomp_is_a_warning(monkeypatch):
         openmp_library.cache_clear()
 
 
+@pytest.mark.parametrize("env, load, cpus, spins", [
+    ({}, 0.3, 2, llvm_cpu.SPIN_ROUNDS),              # quiet: a core for the second thread
+    ({}, 1.0, 2, llvm_cpu.SPIN_ROUNDS),              # the caller's own core busy, one free
+    ({}, 1.4, 2, 0),                                 # another process on the second core
+    ({}, 6.5, 8, llvm_cpu.SPIN_ROUNDS),
+    ({}, 7.5, 8, 0),
+    ({}, 0.0, 1, 0),                                 # one core: nobody to wait for
+    ({"PMI_RANK": "0"}, 0.0, 16, 0),                 # an MPI rank (MPICH)
+    ({"OMPI_COMM_WORLD_RANK": "1"}, 0.0, 16, 0),     # an MPI rank (Open MPI)
+])
+def test_threads_spin_only_where_the_machine_has_room(env, load, cpus, spins):
+    assert llvm_cpu.spin_rounds(env, load, cpus) == spins
+
+
+def test_a_users_wait_policy_is_left_alone():
+    """libgomp reads its variables once, when it loads: a fresh process shows what the JIT
+    set, and that it kept what the user set."""
+    code = ("import os, irkit, numpy as np; from irkit.backends import llvm_cpu; "
+            "llvm_cpu._initialize(); print(os.environ.get('GOMP_SPINCOUNT'))")
+    for extra, want in (({"GOMP_SPINCOUNT": "7"}, "7"), ({"OMP_WAIT_POLICY": "passive"},
+                                                         "None")):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")} | extra
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout.split()
+        assert out[-1] == want
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT",
+                                                           "OMP_WAIT_POLICY")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out[-1] in ("0", str(llvm_cpu.SPIN_ROUNDS)) or openmp_library() is None
+
+
 # ----- team regions (omp.parallel): one fork, a barrier between the loops ----------------------
 
 #: three passes over `a` and `b`, each reading what the one before wrote at other indices (the
