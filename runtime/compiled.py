@@ -55,6 +55,7 @@ from irkit.pass_manager import PassManager
 from irkit.passes import pipeline
 from irkit.printer import print_op
 from irkit.runtime.inputs import InputSpec, bind_dims, check_inputs, contiguous
+from irkit.runtime.outputs import OutputArrays
 from irkit.runtime.shapes import concrete_output_shapes, output_dims
 from irkit.source_files import read_source
 from irkit.symbols import lookup_symbol_in
@@ -391,6 +392,7 @@ class CompiledRunner:
         self._graph_functions: dict | None = None
         self._bodies = bodies if bodies is not None else IRText(lowered)
         self._shape_cache: dict = {}
+        self._outputs = OutputArrays()
         self.entries = {}
         for fn in lowered.regions[0].blocks[0].ops:
             if _is_entry(fn):
@@ -456,12 +458,14 @@ class CompiledRunner:
         return [e.output_shape(k, bound, fn_name) for k in range(len(e.outputs))]
 
     def prepare(self, name: str, model_name: str, given: dict) -> tuple:
-        """(entry, "model.fn", the checked inputs, new output arrays) of a call of `name`."""
+        """(entry, "model.fn", the checked inputs, output arrays) of a call of `name`: new
+        ones, or the last call's large ones nobody holds any more (`OutputArrays`)."""
         e = self.entries[name]
         fn_name = f"{model_name}.{name}"
         arrays = [contiguous(a) for a in check_inputs(e.inputs, given, fn_name)]
         shapes = self._output_shapes(name, e, arrays, fn_name)
-        outs = [np.empty(shape, dtype) for shape, dtype in zip(shapes, e.output_dtypes)]
+        outs = [self._outputs.get((name, i), shape, dtype)
+                for i, (shape, dtype) in enumerate(zip(shapes, e.output_dtypes))]
         return e, fn_name, arrays, outs
 
     def run(self, name: str, model_name: str, given: dict, store: dict) -> dict:
