@@ -17,11 +17,15 @@ over `memref<64x64xf32>` indexes with constant strides and LLVM can vectorize it
   `cmpxchg` from 0 to the site's code, so that of several threads failing at once exactly
   one records its value and bound (two plain stores after a won exchange); the callers join
   the threads before reading the status.
+- `memory.vector_store {nontemporal = true}` is a `!nontemporal` store, whole or in 16-byte
+  pieces as the address's alignment allows at run time (`_streaming_store`); `memory.fence`
+  is x86's `sfence`, which orders them.
 - Elements are stored in their storage type (`i1` as a byte, see `llvm_types`).
 """
 
 from __future__ import annotations
 
+import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from irkit.attributes import IntegerAttr
@@ -33,6 +37,8 @@ from irkit.backends.llvm_types import (
 )
 
 _ALIGNMENT = 64
+#: whether this process is x86 (the CPU backend compiles for the process's triple)
+_X86 = llvm.get_process_triple().startswith(("x86_64", "i386", "i686"))
 
 
 class Memref:
@@ -252,7 +258,69 @@ def _vector_load(lw: FunctionLowering, op, args):
 def _vector_store(lw: FunctionLowering, op, args):
     m = _memref(lw, args[1], op.operands[1].type)
     v = to_storage(lw.builder, args[0])
-    lw.builder.store(v, m.element_ptr(list(args[2:])), align=byte_size(element_of(v.type)))
+    ptr = m.element_ptr(list(args[2:]))
+    if op.nontemporal is not None and op.nontemporal.value:
+        _streaming_store(lw, v, ptr)
+    else:
+        lw.builder.store(v, ptr, align=byte_size(element_of(v.type)))
+
+
+#: the widest alignment a split streaming store relies on: malloc's (numpy's arrays)
+_STREAM_PIECE = 16
+
+
+def _streaming_store(lw: FunctionLowering, v: ir.Value, ptr: ir.Value) -> None:
+    """A `!nontemporal` store of `v`, at the widest alignment `ptr` has at run time.
+
+    x86 has streaming stores only at the alignment of their width (`movntps`; LLVM
+    scalarizes an under-aligned one into 8-byte `movntsd`s), and a memref promises only its
+    element's alignment. So: a branch on the address's low bits (the same outcome on every
+    iteration of a loop stepping by the vector's width, so always predicted; LLVM reduces
+    the 16-byte test to one on the base pointer there): one store of the whole vector when
+    it is aligned to its size (buffers of `memory.alloc`, 64-byte aligned), 16-byte pieces
+    when aligned to 16 (numpy's arrays: malloc's alignment; the write-combining buffer
+    merges the pieces of a line), else the ordinary store (never a slower scalarized one).
+    """
+    b = lw.builder
+    nbytes = v.type.count * byte_size(element_of(v.type))
+    md = b.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+    if nbytes < _STREAM_PIECE or nbytes & (nbytes - 1):
+        b.store(v, ptr, align=byte_size(element_of(v.type)))
+        return
+    addr = b.ptrtoint(ptr, I64)
+
+    def aligned(n: int) -> ir.Value:
+        return b.icmp_unsigned("==", b.and_(addr, ir.Constant(I64, n - 1)), ir.Constant(I64, 0))
+
+    with b.if_else(aligned(nbytes)) as (whole, split):
+        with whole:
+            b.store(v, ptr, align=nbytes).set_metadata("nontemporal", md)
+        with split:
+            with b.if_else(aligned(_STREAM_PIECE)) as (pieces, plain):
+                with pieces:
+                    _store_pieces(b, v, ptr, md)
+                with plain:
+                    b.store(v, ptr, align=byte_size(element_of(v.type)))
+
+
+def _store_pieces(b: ir.IRBuilder, v: ir.Value, ptr: ir.Value, md) -> None:
+    """`v` as consecutive 16-byte streaming stores at `ptr` (16-byte aligned)."""
+    lanes = _STREAM_PIECE // byte_size(element_of(v.type))
+    for k in range(0, v.type.count, lanes):
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), lanes), list(range(k, k + lanes)))
+        piece = b.shuffle_vector(v, ir.Constant(v.type, None), mask)
+        at = b.gep(ptr, [ir.Constant(I64, k)], inbounds=True, source_etype=v.type.element)
+        b.store(piece, at, align=_STREAM_PIECE).set_metadata("nontemporal", md)
+
+
+@lowers("memory.fence")
+def _fence(lw: FunctionLowering, op, args):
+    """x86: `sfence`, which orders the write-combining buffers of streaming stores (LLVM's
+    `fence seq_cst` is a `lock or` there, which need not); elsewhere `fence seq_cst`."""
+    if _X86:
+        lw.call_intrinsic("x86.sse.sfence", [], ret=VOID, overloads=[])
+    else:
+        lw.builder.fence("seq_cst")
 
 
 @lowers("memory.copy")

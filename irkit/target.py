@@ -12,21 +12,33 @@ detects on this machine (llvmlite's `get_host_cpu_features`, the same detection 
 backend builds its target machine from), so code vectorized for the host and code compiled
 for it agree on which registers exist. `from_features` makes one from any feature set, for
 a `--cpu` other than the host's.
+
+It also says how large the last-level cache is: a store stream larger than that cannot stay
+in cache for a later reader anyway, so `vector-streaming-stores` writes it around the cache
+(non-temporal stores, no read-for-ownership). `host()` reads Linux's cache description
+(`/sys/devices/system/cpu/cpu0/cache`); where there is none, `DEFAULT_LLC_BYTES`.
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
+
+#: the last-level cache assumed where the machine does not say (a server part's L3): large,
+#: so that an unknown machine keeps ordinary stores for all but huge outputs
+DEFAULT_LLC_BYTES = 32 << 20
 
 
 @dataclass(frozen=True)
 class Target:
-    """A CPU's vector registers: `vector_bits` wide, `vector_registers` of them."""
+    """A CPU's vector registers: `vector_bits` wide, `vector_registers` of them; its
+    last-level cache, `llc_bytes`."""
 
     name: str
     vector_bits: int
     vector_registers: int
+    llc_bytes: int = DEFAULT_LLC_BYTES
 
     def lanes(self, element_bytes: int) -> int:
         """How many elements of `element_bytes` bytes fill one vector register (at least 1)."""
@@ -44,16 +56,36 @@ _VECTOR_ISAS = (
 SCALAR = Target("scalar", 0, 0)
 
 
-def from_features(name: str, features: dict[str, bool]) -> Target:
+def from_features(name: str, features: dict[str, bool],
+                  llc_bytes: int = DEFAULT_LLC_BYTES) -> Target:
     """The target of a CPU with `features` (LLVM's names: `avx512f`, `avx`, `neon`, ...)."""
     for feature, bits, registers in _VECTOR_ISAS:
         if features.get(feature):
-            return Target(name, bits, registers)
-    return SCALAR
+            return Target(name, bits, registers, llc_bytes)
+    return Target(SCALAR.name, 0, 0, llc_bytes)
+
+
+def cache_bytes(cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> int:
+    """The size of the highest-level data or unified cache Linux describes under
+    `cache_dir` (`index*/level`, `type`, `size` as "32768K"), or `DEFAULT_LLC_BYTES`."""
+    best = (0, DEFAULT_LLC_BYTES)
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    for index in sorted(cache_dir.glob("index*")):
+        try:
+            level = int((index / "level").read_text())
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+            n = int(size[:-1]) * units[size[-1]] if size[-1:] in units else int(size)
+        except (OSError, ValueError):
+            continue
+        if kind != "Instruction" and n > 0:
+            best = max(best, (level, n))
+    return best[1]
 
 
 @functools.cache
 def host() -> Target:
     """This machine's target, as LLVM detects it."""
     import llvmlite.binding as llvm
-    return from_features(llvm.get_host_cpu_name(), dict(llvm.get_host_cpu_features()))
+    return from_features(llvm.get_host_cpu_name(), dict(llvm.get_host_cpu_features()),
+                         cache_bytes())

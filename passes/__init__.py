@@ -33,6 +33,7 @@ _ALL = {
     "linalg-fuse-elementwise-ops": "linalg_fuse_elementwise",
     "linalg-fuse": "linalg_fuse",
     "loop-vectorize": "loop_vectorize",
+    "vector-streaming-stores": "vector_streaming_stores",
     "loop-merge-parallel-regions": "loop_merge_parallel_regions",
     "linalg-matmul-blis": "linalg_matmul_blis",
     "loop-tile": "loop_tile",

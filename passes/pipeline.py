@@ -65,7 +65,8 @@ STAGES: tuple[Stage, ...] = (
           "elementwise chains merged into one generic, then matmul epilogues, row "
           "reductions and what else shares outer parallel loops in `fusion.group`s"),
     Stage("loop", "bufferize{output-sizes=true},linalg-matmul-blis,lower-linalg-to-loop,"
-          "canonicalize,cse,loop-vectorize,math-polynomial-approximation,canonicalize,cse",
+          "canonicalize,cse,loop-vectorize,math-polynomial-approximation,vector-streaming-stores,"
+          "canonicalize,cse",
           "every graph function a function over memrefs (the calling convention of "
           "docs/lowering.md) with its `<name>_output_sizes` sibling, the variables a "
           "`graph.variables` module attribute; each temporary its own `memory.alloc`; each "

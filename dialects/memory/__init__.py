@@ -15,7 +15,9 @@ bigger buffer; the offset and strides count elements). Ops:
 - `memory.copy`: every element of one buffer into another of the same shape;
 - `memory.dim`: the size of one dimension;
 - `memory.check`: a run-time error recorded in a status buffer when a condition fails (the
-  code, value and bound of the failing site; in `access`).
+  code, value and bound of the failing site; in `access`);
+- `memory.fence`: the running thread's non-temporal stores ordered before what follows
+  (in `access`).
 
 Effects. The core has one effect trait, `Pure`: `dim`, `view` and `subview` carry it (they
 compute a new descriptor and touch no memory), every other op has effects and is never
@@ -41,7 +43,7 @@ The dialect is split by meaning, each part importing only those before it:
   lowerings and backends (`strides_and_offset`, `contiguous_strides`, `subview_type`,
   `byte_size`, `DYNAMIC_INDEX`);
 - `access` — `memory.load`, `memory.store`, `memory.vector_load`, `memory.vector_store`,
-  `memory.check` and `EraseUnusedRead`.
+  `memory.fence`, `memory.check` and `EraseUnusedRead`.
 
 Importing the package registers every op; its namespace holds the public names of all parts.
 """

@@ -10,7 +10,10 @@ the dialect's home stays about allocation, copies and effects. This module holds
   unused (a read changes nothing, but is not `Pure`, so dead-code elimination keeps it).
 - `memory.load` / `memory.store`, with the index-count check they share with the vector ops.
 - `memory.vector_load` / `memory.vector_store`, which also require a 1-D fixed-length vector
-  of the memref's element type that fits in the last dimension, at a unit stride there.
+  of the memref's element type that fits in the last dimension, at a unit stride there; a
+  vector store may be `nontemporal` (MLIR's attribute of `vector.store`).
+- `memory.fence`: orders the running thread's non-temporal stores before its later ones;
+  here because a streaming store is not safe to share without it.
 - `memory.check`: the run-time error channel, a conditional write of an error record (a
   site code, a value and a bound) into a status buffer; it lives here because it is, like
   the others, a store of elements, guarded by a condition.
@@ -31,8 +34,8 @@ import numpy as np
 from irkit.attributes import IntegerAttr
 from irkit.ir import Operation
 from irkit.opdef import (
-    AnyType, AnyVector, Bool, Constraint, I64Attr, Index, Op, Operand, Prop, Result, StrAttr,
-    VarOperand,
+    AnyType, AnyVector, Bool, Constraint, I64Attr, Index, Op, Operand, OptProp, Prop, Result,
+    StrAttr, VarOperand, attr_constraint,
 )
 from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
 from irkit.types import I1, I64, IndexType, MemRefType
@@ -240,18 +243,30 @@ class VectorLoadOp(Op):
         return [np.array(a[checked_vector(self, a, values[1:], self.result.type.shape[0])])]
 
 
+#: MLIR's BoolAttr: an `i1` integer attribute, printed `true` / `false`
+BoolAttrC = attr_constraint(IntegerAttr, "bool attribute", lambda a: str(a.type) == "i1")
+
+
 @memory.op
 class VectorStoreOp(Op):
     """Writes a 1-D vector to consecutive elements along the last dimension (MLIR's
     vector.store); the same bounds rule as `memory.vector_load`.
 
         memory.vector_store %v, %m[%i, %j] : memref<?x8xf32>, vector<8xf32>
+        memory.vector_store %v, %m[%i, %j] {nontemporal = true} : memref<?x8xf32>, vector<8xf32>
+
+    `nontemporal = true` (MLIR's spelling) asks for a streaming store: the line is written
+    around the caches without being read first (no read-for-ownership), which saves a
+    stream of memory traffic when the output is larger than the last-level cache and is
+    not read again soon. On x86 such stores are weakly ordered: they are visible to other
+    threads only after the storing thread's `memory.fence`. What is stored is the same.
     """
 
     name = "memory.vector_store"
     value = Operand(AnyVector)
     memref = Operand(MemRef)
     indices = VarOperand(Index)
+    nontemporal = OptProp(BoolAttrC, doc="a streaming store (write around the caches)")
 
     def infer_result_types(self):
         return []
@@ -270,11 +285,12 @@ class VectorStoreOp(Op):
         idx = parse_refs(p)
         attrs = p.parse_optional_attr_dict()
         p.expect(":")
+        props = {k: attrs.pop(k) for k in list(attrs) if k in cls.spec.prop_names}
         t = parse_memref_type(p)
         p.expect(",")
         v = p.parse_type()
         return cls.build(p.resolve(val, v), p.resolve(ref, t), resolve_indices(p, idx),
-                         attributes=attrs)
+                         attributes=attrs, **props)
 
     def print(self, p):
         p.write(f" {p.value(self.value)}, {p.value(self.memref)}{indices_text(p, self.indices)}")
@@ -288,6 +304,36 @@ class VectorStoreOp(Op):
         check_writable(self, a)
         a[idx] = v
 
+
+@memory.op
+class FenceOp(Op):
+    """Orders every store the running thread made before it, non-temporal ones included,
+    before its stores after it, as other threads see them (x86's `sfence`). Streaming
+    stores (`memory.vector_store {nontemporal = true}`) go through write-combining buffers
+    that x86 leaves unordered with other stores until a fence, so the thread that made them
+    runs one before it joins the others or returns (`vector-streaming-stores` places it).
+
+        memory.fence
+
+    It reads and writes no buffer of its own, yet nothing may move across it: it declares
+    no memory effects (unknown effects are the conservative answer). The interpreter has
+    no buffers to order and does nothing.
+    """
+
+    name = "memory.fence"
+
+    def infer_result_types(self):
+        return []
+
+    @classmethod
+    def parse(cls, p, num_results):
+        return cls.build(attributes=p.parse_optional_attr_dict())
+
+    def print(self, p):
+        p.attr_dict(self)
+
+    def interpret(self, interp, values):
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
