@@ -209,6 +209,209 @@ def _where(op: Operation) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# The builder: integer constants folded as they are built
+# ---------------------------------------------------------------------------------------------
+
+
+def _const_int(v: ir.Value) -> int | None:
+    """The bits of scalar integer constant `v` as an unsigned int, else None (not a
+    constant, an undef, a vector, a constant expression)."""
+    if isinstance(v, ir.Constant) and isinstance(v.type, ir.IntType) and \
+            isinstance(v.constant, int):
+        return v.constant & ((1 << v.type.width) - 1)
+    return None
+
+
+def _signed(x: int, width: int) -> int:
+    return x - (1 << width) if x >> (width - 1) else x
+
+
+def _fits(x: int, width: int, flags, signed_x: int | None = None) -> bool:
+    """Whether an exact result `x` (unsigned) / `signed_x` (signed) is what the wrapping one
+    is under `flags`: with `nuw` or `nsw`, an overflow is poison, which is left to LLVM."""
+    if "nuw" in flags and not 0 <= x < 1 << width:
+        return False
+    return "nsw" not in flags or signed_x is None or \
+        -(1 << (width - 1)) <= signed_x < 1 << (width - 1)
+
+
+_COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+            "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+
+class FoldingBuilder(ir.IRBuilder):
+    """llvmlite's `IRBuilder`, but integer arithmetic, comparisons, selects and casts of
+    constants are computed instead of emitted, as LLVM's own `IRBuilder` does with its
+    constant folder, and `x + 0`, `x * 1`, `x / 1`, `select c, x, x` are `x`.
+
+    Rules emit index arithmetic generically (a loop's trip count, a tile's bound, a parallel
+    loop's work estimate) and many of its operands are constants: folding took the MLP
+    example's LLVM IR from 13,000 lines to 10,000, each one text to print, parse and
+    optimize (issue 14). Folding keeps what LLVM would compute: two's-complement wrapping;
+    a division by zero, a signed `MIN / -1` and an `nsw`/`nuw` overflow (poison or
+    undefined behaviour) are emitted as they are, for LLVM to judge (shifts are not
+    folded).
+
+    Aggregates (memref descriptors) are read once: a field of a descriptor built in this
+    function is the value inserted there, and a field of one defined in the function's
+    first code block (`home`: the arguments' descriptors, an outlined body's captures) is
+    extracted there, once, however many loop bodies read it (every load and store reads
+    the aligned pointer of its buffer)."""
+
+    def __init__(self, home: ir.Block) -> None:
+        super().__init__(home)
+        self._home = home
+        self._fields: dict = {}             # (id of an aggregate in home, path) -> field
+
+    def extract_value(self, agg, idx, name=""):
+        path = list(idx) if isinstance(idx, (tuple, list)) else [idx]
+        while isinstance(agg, ir.InsertValue):
+            have = list(agg.indices)
+            n = min(len(have), len(path))
+            if have[:n] != path[:n]:        # another field: look further down the chain
+                agg = agg.aggregate
+            elif len(have) < len(path):     # a part of this field
+                return self.extract_value(agg.value, path[len(have):])
+            elif _same_type(agg.value.type, _field_type(agg.type, have)):
+                return agg.value            # this field, as it was inserted
+            else:                           # a whole filled in parts, or another pointer
+                break
+        home = self._home
+        if not (isinstance(agg, ir.Instruction) and agg.parent is home) or \
+                (self.block is not home and not home.is_terminated):
+            return super().extract_value(agg, path, name)
+        key = (id(agg), tuple(path))
+        field = self._fields.get(key)
+        if field is None:
+            if self.block is home:
+                field = super().extract_value(agg, path, name)
+            else:                           # home dominates every block that follows it
+                at = ir.IRBuilder(home)
+                at.position_before(home.terminator)
+                field = at.extract_value(agg, path, name)
+            self._fields[key] = field
+        return field
+
+    def _binary(self, op: str, fold, lhs, rhs, name, flags):
+        """`fold(a, b, width, flags)` of constants (None: leave it to LLVM), else `op`."""
+        a, b = _const_int(lhs), _const_int(rhs)
+        if a is not None and b is not None and lhs.type == rhs.type:
+            r = fold(a, b, lhs.type.width, flags)
+            if r is not None:
+                return ir.Constant(lhs.type, r & ((1 << lhs.type.width) - 1))
+        return getattr(super(), op)(lhs, rhs, name, flags)
+
+    def add(self, lhs, rhs, name="", flags=()):
+        if _const_int(rhs) == 0:
+            return lhs
+        if _const_int(lhs) == 0:
+            return rhs
+        return self._binary("add", lambda a, b, w, f: a + b if _fits(
+            a + b, w, f, _signed(a, w) + _signed(b, w)) else None, lhs, rhs, name, flags)
+
+    def sub(self, lhs, rhs, name="", flags=()):
+        if _const_int(rhs) == 0:
+            return lhs
+        return self._binary("sub", lambda a, b, w, f: a - b if _fits(
+            a - b, w, f, _signed(a, w) - _signed(b, w)) else None, lhs, rhs, name, flags)
+
+    def mul(self, lhs, rhs, name="", flags=()):
+        if _const_int(rhs) == 1:
+            return lhs
+        if _const_int(lhs) == 1:
+            return rhs
+        return self._binary("mul", lambda a, b, w, f: a * b if _fits(
+            a * b, w, f, _signed(a, w) * _signed(b, w)) else None, lhs, rhs, name, flags)
+
+    def udiv(self, lhs, rhs, name="", flags=()):
+        if _const_int(rhs) == 1:
+            return lhs
+        return self._binary("udiv", lambda a, b, w, f: a // b if b else None,
+                            lhs, rhs, name, flags)
+
+    def urem(self, lhs, rhs, name="", flags=()):
+        return self._binary("urem", lambda a, b, w, f: a % b if b else None,
+                            lhs, rhs, name, flags)
+
+    def sdiv(self, lhs, rhs, name="", flags=()):
+        if _const_int(rhs) == 1:
+            return lhs
+        return self._binary("sdiv", lambda a, b, w, f: _sdiv(_signed(a, w), _signed(b, w), w),
+                            lhs, rhs, name, flags)
+
+    def srem(self, lhs, rhs, name="", flags=()):
+        def rem(a, b, w, f):
+            q = _sdiv(_signed(a, w), _signed(b, w), w)
+            return None if q is None else _signed(a, w) - q * _signed(b, w)
+        return self._binary("srem", rem, lhs, rhs, name, flags)
+
+    def and_(self, lhs, rhs, name="", flags=()):
+        return self._binary("and_", lambda a, b, w, f: a & b, lhs, rhs, name, flags)
+
+    def or_(self, lhs, rhs, name="", flags=()):
+        return self._binary("or_", lambda a, b, w, f: a | b, lhs, rhs, name, flags)
+
+    def xor(self, lhs, rhs, name="", flags=()):
+        return self._binary("xor", lambda a, b, w, f: a ^ b, lhs, rhs, name, flags)
+
+    def _icmp(self, prefix, cmpop, lhs, rhs, name):
+        a, b = _const_int(lhs), _const_int(rhs)
+        if a is not None and b is not None and lhs.type == rhs.type:
+            if prefix == "s":
+                a, b = _signed(a, lhs.type.width), _signed(b, lhs.type.width)
+            return ir.Constant(ir.IntType(1), int(_COMPARE[cmpop](a, b)))
+        return super()._icmp(prefix, cmpop, lhs, rhs, name)
+
+    def select(self, cond, lhs, rhs, name="", flags=()):
+        c = _const_int(cond)
+        if c is not None and isinstance(cond.type, ir.IntType) and cond.type.width == 1:
+            return lhs if c else rhs
+        if lhs is rhs:
+            return lhs
+        return super().select(cond, lhs, rhs, name, flags)
+
+    def trunc(self, value, typ, name=""):
+        x = _const_int(value)
+        if x is not None and isinstance(typ, ir.IntType):
+            return ir.Constant(typ, x & ((1 << typ.width) - 1))
+        return super().trunc(value, typ, name)
+
+    def zext(self, value, typ, name=""):
+        x = _const_int(value)
+        if x is not None and isinstance(typ, ir.IntType):
+            return ir.Constant(typ, x)
+        return super().zext(value, typ, name)
+
+    def sext(self, value, typ, name=""):
+        x = _const_int(value)
+        if x is not None and isinstance(typ, ir.IntType):
+            return ir.Constant(typ, _signed(x, value.type.width) & ((1 << typ.width) - 1))
+        return super().sext(value, typ, name)
+
+
+def _field_type(t: ir.Type, path: list[int]) -> ir.Type:
+    """The type of the member at `path` of aggregate type `t`."""
+    for i in path:
+        t = t.elements[i] if isinstance(t, (ir.LiteralStructType, ir.IdentifiedStructType)) \
+            else t.element
+    return t
+
+
+def _same_type(a: ir.Type, b: ir.Type) -> bool:
+    """Whether `a` and `b` print the same: llvmlite's `==` holds a typed pointer (the NVPTX
+    backend's address spaces) equal to an opaque `ptr`, which LLVM does not."""
+    return a is b or (type(a) is type(b) and str(a) == str(b))
+
+
+def _sdiv(a: int, b: int, width: int) -> int | None:
+    """Signed division rounding toward zero (LLVM's `sdiv`); None where it is undefined."""
+    if b == 0 or (b == -1 and a == -(1 << (width - 1))):
+        return None
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+# ---------------------------------------------------------------------------------------------
 # Functions
 # ---------------------------------------------------------------------------------------------
 
@@ -230,7 +433,7 @@ class FunctionLowering:
         self.entry = llfn.append_basic_block("entry")
         self._allocas = ir.IRBuilder(self.entry)
         self._start = llfn.append_basic_block("start")
-        self.builder = ir.IRBuilder(self._start)
+        self.builder = FoldingBuilder(self._start)
         self.values: dict[Value, ir.Value] = {}
         #: the op being translated (rules' errors point at it)
         self.op: Operation = where

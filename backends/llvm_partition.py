@@ -17,7 +17,9 @@ Algorithm:
    pass did on the whole module, before the split.
 3. Deal the functions to `parts` partitions by their size in lines (LPT: the largest first,
    each to the lightest partition so far): a function's optimization and code generation
-   time grows with its size, 90-220 us a line at -O2.
+   time grows with its size, 90-220 us a line at -O2. The `cold` functions (host code that
+   `llvm_cpu` optimizes less) are dealt to partitions of their own, since a partition is
+   optimized at one level: up to `parts` of each kind, as many threads as partitions.
 4. Each partition's text: the shared lines, its own functions, and a declaration of each
    function another partition defines. Internal functions become hidden (one object calls
    another's: the outlined loop is in one partition, its caller in another), which a shared
@@ -43,12 +45,13 @@ MIN_SPLIT_LINES = 2000
 
 @dataclass
 class Partition:
-    """One part of a module: its LLVM IR `text`, the `functions` it defines and its size in
-    `lines` (the sum of theirs)."""
+    """One part of a module: its LLVM IR `text`, the `functions` it defines, its size in
+    `lines` (the sum of theirs), and whether they are all `cold` (`split_module`)."""
 
     text: str
     functions: list[str] = field(default_factory=list)
     lines: int = 0
+    cold: bool = False
 
 
 @dataclass
@@ -66,21 +69,30 @@ class _Item:
     internal: bool = False
 
 
-def split_module(irmod: ir.Module, parts: int) -> list[Partition]:
-    """`irmod` split into at most `parts` partitions (the module docstring): one when it is
-    small (`MIN_SPLIT_LINES`), its text as `str(irmod)` prints it but for step 2."""
+def split_module(irmod: ir.Module, parts: int,
+                 cold: frozenset[str] = frozenset()) -> list[Partition]:
+    """`irmod` split into at most `parts` partitions of the functions named in `cold` and
+    at most `parts` of the others (the module docstring): one when it is small
+    (`MIN_SPLIT_LINES`), its text as `str(irmod)` prints it but for step 2."""
     items = _merge_identical(_printed(irmod))
     functions = [item for item in items if item.name is not None]
     total = sum(f.lines for f in functions)
     if parts <= 1 or total < MIN_SPLIT_LINES or len(functions) < 2:
         return [Partition("\n".join(item.text for item in items),
                           [f.name for f in functions], total)]
-    bins: list[list[_Item]] = [[] for _ in range(min(parts, len(functions)))]
-    sizes = [0] * len(bins)
-    for f in sorted(functions, key=lambda f: -f.lines):
-        k = sizes.index(min(sizes))
-        bins[k].append(f)
-        sizes[k] += f.lines
+    bins: list[list[_Item]] = []
+    sizes: list[int] = []
+    kinds: list[bool] = []
+    for kind in (False, True):
+        group = [f for f in functions if (f.name in cold) == kind]
+        first = len(bins)
+        bins += [[] for _ in range(min(parts, len(group)))]
+        sizes += [0] * (len(bins) - first)
+        kinds += [kind] * (len(bins) - first)
+        for f in sorted(group, key=lambda f: -f.lines):
+            k = first + sizes[first:].index(min(sizes[first:]))
+            bins[k].append(f)
+            sizes[k] += f.lines
     for f in functions:
         f.elsewhere = "declare" + _hidden_head(f)[len("define"):]
         f.text = _hidden_head(f) + f.text[len(f.head):] if f.internal else f.text
@@ -91,7 +103,7 @@ def split_module(irmod: ir.Module, parts: int) -> list[Partition]:
             owned.update(id(item) for item in items if item.name is None)
         text = "\n".join(item.text if id(item) in owned or item.elsewhere is None
                          else item.elsewhere for item in items)
-        out.append(Partition(text, [f.name for f in mine], sizes[k]))
+        out.append(Partition(text, [f.name for f in mine], sizes[k], kinds[k]))
     return out
 
 

@@ -14,10 +14,12 @@ thread of the process together; what a shared machine's load changes least) and 
   before the JIT's pipeline verified by row; inside the other columns) shown apart; the
   backend does not verify its input again (`_run_rows` just did);
 - `translate`, `optimize`, `codegen`: the LLVM backend (IRBuilder translation with the parse
-  of its text, the -O2 pass pipeline, machine code), its `partitions` compiled side by side
-  (`llvm_partition`, `--partitions`): their wall time is the slowest partition's, their CPU
-  time all of theirs, and `llvm_critical` the CPU time of the slowest partition's
-  parse, optimization and code generation, what LLVM takes where each partition has a core;
+  of its text, the -O2 pass pipeline, -O1 for the host functions, machine code), its
+  `partitions` compiled side by side (`llvm_partition`; `--partitions N`: N of the
+  outlined loops and at most N more of the host functions): their wall time is the
+  slowest partition's, their CPU time all of theirs, and `llvm_critical` the CPU time of
+  the slowest partition's parse, optimization and code generation, what LLVM takes where
+  each partition has a core;
 - `cache`: `load_model` storing this compile (printing the entry's texts, writing it, and
   loading it); `load`: MCJIT loading the object, the interface parsed;
 - `total` (the cold compile, `cache` included), next to `warm`: `load_model` again, a hit

@@ -16,8 +16,9 @@ of one branch share memory with those of the other.
 
 The pieces, in the order the pass uses them: size expressions (`plan_memory_sizes`: a tiny
 folding expression language over index values), liveness (`plan_memory_liveness`: positions,
-intervals, which allocs are planned), in-place reuse, offset assignment (static best-fit,
-run-time first-fit), the rewrite (`apply_plan`) and the report.
+intervals, which allocs are planned), in-place reuse, offset assignment (static best-fit;
+with dynamic sizes, placements compiled as stackings), the rewrite (`apply_plan`) and the
+report.
 """
 
 from __future__ import annotations
@@ -41,8 +42,6 @@ from irkit.passes import plan_memory_sizes as sz
 from irkit.passes.plan_memory_liveness import Buffer, find_buffers
 from irkit.passes.plan_memory_sizes import size_leaves, size_value
 
-#: run-time first fit tries at most this many earlier neighbours' tops; beyond, it stacks
-_MAX_FIT_CANDIDATES = 8
 #: placements the order search tries after the heuristic orders, at most, and fewer for many
 #: slots (a placement costs about slots² steps)
 _SEARCH_BUDGET = 10_000
@@ -244,83 +243,97 @@ def _conflicts(slots: list) -> list[list[int]]:
             for i, x in enumerate(slots)]
 
 
-def _placed_before(conflicts: list, order: list[int]) -> list[list[int]]:
-    """For each slot of `order`, in turn, the slots it overlaps in time that `order` places
-    before it: what `_place_static` looks at, the same at every size."""
-    rank = [len(order)] * len(conflicts)
-    for k, i in enumerate(order):
-        rank[i] = k
-    return [[j for j in conflicts[i] if rank[j] < k] for k, i in enumerate(order)]
-
-
 def _place_static(conflicts: list, sizes: list[int], order: list[int], best_fit: bool,
-                  stack_beyond: int | None = None, limit: int | None = None,
-                  before: list | None = None) -> list | None:
+                  limit: int | None = None) -> list | None:
     """Offsets, placing slots in `order`: each goes into the smallest (best fit) or lowest
     (first fit) gap between the slots already placed that overlap it in time, sorted by
-    offset, or on top of them all when no gap is big enough, or when more than
-    `stack_beyond` of them overlap it (what the run-time formula does). None as soon as a
-    slot would end above `limit` (a search discarding a worse order early). `before` is
-    `_placed_before(conflicts, order)` when the caller has it (one order at many sizes)."""
+    offset, or on top of them all when no gap is big enough. None as soon as a slot would
+    end above `limit` (a search discarding a worse order early)."""
     offsets: list = [None] * len(sizes)
-    for k, i in enumerate(order):
+    for i in order:
         size = sizes[i]
-        if before is None:
-            taken = [(offsets[j], sizes[j]) for j in conflicts[i] if offsets[j] is not None]
-        else:
-            taken = [(offsets[j], sizes[j]) for j in before[k]]
-        if stack_beyond is not None and len(taken) > stack_beyond:
-            offsets[i] = max([0] + [o + n for o, n in taken])       # on top of them all
-        else:
-            # the hot loop of the order search (`_cover` places every candidate order at
-            # every size tried): comparisons inlined, and first fit stops at its gap
-            taken.sort()
-            prev, best, best_gap = 0, None, None
-            for o, n in taken:
-                gap = o - prev
-                if gap >= size and (best is None or gap < best_gap):
-                    best, best_gap = prev, gap
-                    if not best_fit:
-                        break
-                if o + n > prev:
-                    prev = o + n
-            offsets[i] = prev if best is None else best
+        taken = [(offsets[j], sizes[j]) for j in conflicts[i] if offsets[j] is not None]
+        # the hot loop of the order search (`_best_static` places many orders at every
+        # size tried): comparisons inlined, and first fit stops at its gap
+        taken.sort()
+        prev, best, best_gap = 0, None, None
+        for o, n in taken:
+            gap = o - prev
+            if gap >= size and (best is None or gap < best_gap):
+                best, best_gap = prev, gap
+                if not best_fit:
+                    break
+            if o + n > prev:
+                prev = o + n
+        offsets[i] = prev if best is None else best
         if limit is not None and offsets[i] + size > limit:
             return None
     return offsets
 
 
-def _place_dynamic(slots: list, order: list[int]) -> list:
-    """Offset expressions, placing slots in `order` by first fit evaluated at run time: the
-    candidates are 0 and the top of each earlier overlapping slot; the lowest candidate that
-    overlaps none of them wins, the highest top always does. Beyond _MAX_FIT_CANDIDATES
-    neighbours only the highest top is used (a stack on top of them)."""
-    offsets: list = [None] * len(slots)
-    placed: list[int] = []
+def _stacking(conflicts: list, offsets: list[int]) -> tuple:
+    """A placement (`offsets` at some sizes) as a stacking: (the slots in the order of their
+    offsets, for each slot the slots it rests on). Each slot rests on the slots live at the
+    same time as it that are lower there, less those another of them already rests on
+    (transitively): the offset `max(top of each)` then keeps it above all of them at any
+    sizes, and the fewer terms, the less code. Where no size is 0 the placement keeps the
+    slots that overlap in time apart, so its offsets are above those of the stacking, the
+    least ones that are: at those sizes the stacking's arena is at most the placement's.
+    The same resting sets give the same offsets at every size, so they are the stacking's
+    identity (`_assign_offsets` merges equal ones)."""
+    order = sorted(range(len(offsets)), key=lambda i: (offsets[i], i))
+    rank = [0] * len(offsets)
+    for k, i in enumerate(order):
+        rank[i] = k
+    under = [0] * len(offsets)      # bit j of under[i]: slot j is below slot i, transitively
+    rests: list = [()] * len(offsets)
     for i in order:
-        near = [j for j in placed if _overlap(slots[i], slots[j])]
-        tops = [sz.add(offsets[j], slots[j].size) for j in near]
-        top = 0
-        for t in tops:
-            top = sz.maximum(top, t)
-        best = top
-        if len(near) <= _MAX_FIT_CANDIDATES:
-            for c in reversed([0] + tops):
-                end = sz.add(c, slots[i].size)
-                fits = True
-                for j, t in zip(near, tops):
-                    fits = sz.both(fits, sz.either(sz.le(end, offsets[j]), sz.le(t, c)))
-                best = sz.select(fits, sz.minimum(best, c), best)
-        offsets[i] = best
-        placed.append(i)
-    return offsets
+        lower = [j for j in conflicts[i] if rank[j] < rank[i]]
+        covered = 0
+        for j in lower:
+            covered |= under[j]
+        rests[i] = tuple(sorted(j for j in lower if not covered >> j & 1))
+        for j in lower:
+            covered |= 1 << j
+        under[i] = covered
+    return tuple(order), tuple(rests)
 
 
-def _arena_of(slots: list, offsets: list):
+def _stacked(stacking: tuple, sizes: list[int]) -> int:
+    """The arena of `stacking` at these sizes: each slot on top of those it rests on."""
+    order, rests = stacking
+    tops = [0] * len(sizes)
     arena = 0
-    for s, o in zip(slots, offsets):
-        arena = sz.maximum(arena, sz.add(o, s.size))
+    for i in order:
+        offset = 0
+        for j in rests[i]:
+            if tops[j] > offset:
+                offset = tops[j]
+        tops[i] = offset + sizes[i]
+        if tops[i] > arena:
+            arena = tops[i]
     return arena
+
+
+def _stacked_offsets(slots: list, stacking: tuple) -> tuple[list, object]:
+    """(offset expression of each slot, arena expression) of `stacking`: each offset the
+    largest top of the slots it rests on, the arena the largest top of a slot nothing rests
+    on (any other top is at most the offset of a slot above it)."""
+    order, rests = stacking
+    offsets: list = [None] * len(slots)
+    tops: list = [None] * len(slots)
+    for i in order:
+        offset = 0
+        for j in rests[i]:
+            offset = sz.maximum(offset, tops[j])
+        offsets[i] = offset
+        tops[i] = sz.add(offset, slots[i].size)
+    rested_on = {j for r in rests for j in r}
+    arena = 0
+    for i in order:
+        if i not in rested_on:
+            arena = sz.maximum(arena, tops[i])
+    return offsets, arena
 
 
 def _arena_static(offsets: list[int], sizes: list[int]) -> int:
@@ -338,20 +351,18 @@ def _peak(live: list, sizes: list[int]) -> tuple[int, int]:
     return best
 
 
-def _best_static(slots: list, conflicts: list, sizes: list[int],
-                 fits: tuple = (True, False), stack_beyond: int | None = None) -> tuple:
+def _best_static(slots: list, conflicts: list, sizes: list[int]) -> tuple:
     """(arena, strategy, offsets, order) of the best placement found for these sizes: the
-    heuristic orders with each fit of `fits` (True: best fit, False: first fit; both as
-    `_place_static` with `stack_beyond`), then, while
-    the arena is more than _SEARCH_TARGET times the peak, a randomized search: alternately
+    heuristic orders with best fit and with first fit (`_place_static`), then, while the
+    arena is more than _SEARCH_TARGET times the peak, a randomized search: alternately
     one slot of the best order moved to another place and a fresh random order (restarts:
     moves alone get stuck), each kept when the arena does not grow (so plateaus are
     crossed), for at most _SEARCH_BUDGET placements. Seeded by the slot count:
     deterministic. `conflicts` is `_conflicts(slots)`."""
     best = None
     for name, order in _orders(slots, sizes).items():
-        for best_fit in fits:
-            offsets = _place_static(conflicts, sizes, order, best_fit, stack_beyond)
+        for best_fit in (True, False):
+            offsets = _place_static(conflicts, sizes, order, best_fit)
             arena = _arena_static(offsets, sizes)
             if best is None or arena < best[0]:
                 best = (arena, name, offsets, order, best_fit)
@@ -368,7 +379,7 @@ def _best_static(slots: list, conflicts: list, sizes: list[int],
             rng.shuffle(cand)
         else:                                   # or one slot of the best moved elsewhere
             cand.insert(rng.randrange(len(cand)), cand.pop(rng.randrange(len(cand))))
-        offs = _place_static(conflicts, sizes, cand, best_fit, stack_beyond, limit=arena)
+        offs = _place_static(conflicts, sizes, cand, best_fit, limit=arena)
         if offs is not None:
             a = _arena_static(offs, sizes)
             searched |= a < arena
@@ -389,33 +400,29 @@ def _search_sizes(plan: FunctionPlan) -> list[int]:
                    *(d + 1 for d in dims)})
 
 
-def _cover(conflicts: list, candidates: list, at: list[list[int]]) -> list:
-    """The fewest candidate orders (greedy set cover) such that at each size vector of `at`
-    one of them is within _SEARCH_TARGET of the best candidate there: each order chosen
-    becomes run-time code, so orders that never win are left out."""
-    arenas = []
-    for order in candidates:
-        before = _placed_before(conflicts, order)
-        arenas.append([_arena_static(_place_static(conflicts, sizes, order, False,
-                                                   _MAX_FIT_CANDIDATES, before=before), sizes)
-                       for sizes in at])
-    best = [min(a[k] for a in arenas) for k in range(len(at))]
+def _cover(arenas: list[list[int]]) -> list[int]:
+    """The fewest candidates (greedy set cover; `arenas[c][k]`: candidate c's arena at size
+    point k) such that at each point one of them is within _SEARCH_TARGET of the best
+    candidate there: each one chosen becomes run-time code, so those that never win are
+    left out. Ties go to the first candidate."""
+    points = range(len(arenas[0]))
+    best = [min(a[k] for a in arenas) for k in points]
     good = [{k for k, a in enumerate(row) if a <= _SEARCH_TARGET * best[k]} for row in arenas]
-    left, chosen = set(range(len(at))), []
+    left, chosen = set(points), []
     while left:
-        c = max(range(len(candidates)), key=lambda c: (len(good[c] & left), -c))
-        chosen.append(candidates[c])
+        c = max(range(len(arenas)), key=lambda c: (len(good[c] & left), -c))
+        chosen.append(c)
         left -= good[c]
     return chosen
 
 
 def _assign_offsets(plan: FunctionPlan) -> None:
-    """Static sizes: `_best_static`. Dynamic sizes: candidate orders (the heuristic orders
-    at the hint, and the order `_best_static` finds with every independent size, see
-    `size_leaves`, set to each of `_search_sizes`, and with several of them also at 16
-    random mixes), the fewest of them that are near the best at each of those points, along
-    a geometric grid up to 8192 (eight sizes an octave) and at 80 random mixes (`_cover`),
-    the first-fit formula of each, and at run time the offsets of the one whose arena is
+    """Static sizes: `_best_static`. Dynamic sizes: the placement `_best_static` finds with
+    every independent size (see `size_leaves`) set to each of `_search_sizes` (and with
+    several of them also at 16 random mixes), each made a stacking (`_stacking`: offsets
+    that are sums and maxima of sizes, sound at every size), the fewest of them that are
+    near the best at each point of a geometric grid up to 8192 (eight sizes an octave) and
+    at 80 random mixes (`_cover`), and at run time the offsets of the one whose arena is
     smallest."""
     slots = plan.slots
     if not slots:
@@ -444,17 +451,18 @@ def _assign_offsets(plan: FunctionPlan) -> None:
             rng = random.Random(len(symbols))
             mixed = [tuple(rng.choice(grid) for _ in symbols) for _ in range(80)]
             searched += mixed[:16]
-        candidates = list(_orders(slots, sizes_at(plan.hint)).values())
-        candidates += [_best_static(slots, conflicts, sizes_at(n), (False,),
-                                    _MAX_FIT_CANDIDATES)[3] for n in searched]
-        # an order found at several sizes is placed once: `_cover` breaks its ties by the
-        # first candidate, so the later copies never change what it chooses
-        unique = list({tuple(order): order for order in candidates}.values())
-        chosen = _cover(conflicts, unique, [sizes_at(n) for n in grid + mixed])
+        # a stacking found at several sizes is one: the first stands for it
+        found: dict = {}
+        for n in searched:
+            stacking = _stacking(conflicts, _best_static(slots, conflicts, sizes_at(n))[2])
+            found.setdefault(stacking[1], stacking)
+        candidates = list(found.values())
+        at = [sizes_at(n) for n in grid + mixed]
+        chosen = [candidates[c] for c in
+                  _cover([[_stacked(c, sizes) for sizes in at] for c in candidates])]
         offsets = arena = None
-        for order in chosen:
-            mine = _place_dynamic(slots, order)
-            size = _arena_of(slots, mine)
+        for stacking in chosen:
+            mine, size = _stacked_offsets(slots, stacking)
             if offsets is None:
                 offsets, arena = mine, size
                 continue
@@ -462,10 +470,10 @@ def _assign_offsets(plan: FunctionPlan) -> None:
             offsets = [sz.select(keep, a, b) for a, b in zip(offsets, mine)]
             arena = sz.select(keep, arena, size)
         plan.arena = arena
-        found = f"of {len(candidates)} orders found at {len(searched)} sizes"
-        plan.strategy = (f"first fit in {len(chosen)} orders ({found}), the smallest chosen "
+        tried = f"of {len(candidates)} found at {len(searched)} sizes"
+        plan.strategy = (f"stacked in {len(chosen)} orders ({tried}), the smallest chosen "
                          "at run time" if len(chosen) > 1 else
-                         f"first fit in one order ({found}; within 1% of the best of "
+                         f"stacked in one order ({tried}; within 1% of the best of "
                          "them at every size tried)")
     for s, o in zip(slots, offsets):
         s.offset = o
@@ -587,9 +595,10 @@ class PlanMemory(Pass):
          at the same index, takes that buffer's slot.
       5. Offsets: with static sizes, greedy placement into the gaps of the offset-sorted
          slots overlapping in time, best and first fit, largest-first, program and
-         longest-lived orders: the smallest arena wins. With dynamic sizes, the offsets are
-         first-fit formulas in the sizes, one per order, evaluated at run time (sound for
-         any sizes), and the order with the smallest arena is chosen there too.
+         longest-lived orders: the smallest arena wins. With dynamic sizes, placements found
+         at sample sizes become stackings: each slot's offset the largest top of the lower
+         slots live with it, sums and maxima of the sizes evaluated at run time (sound for
+         any sizes); of several, the one with the smallest arena is chosen there.
       6. Rewrite: size ops move to the entry, then the offsets, one `memory.arena`, a
          `memory.view` in place of each alloc (same location and attributes), no deallocs
          for them, and one `memory.dealloc` of the arena before the return.

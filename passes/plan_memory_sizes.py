@@ -17,7 +17,7 @@ from irkit.builder import Builder
 from irkit.ir import BlockArgument, OpResult, Value
 from irkit.types import I1, I64, INDEX
 from irkit.dialects.arith import (
-    AddIOp, AndIOp, CmpIOp, ConstantOp, MaxUIOp, MinUIOp, MulIOp, OrIOp, SelectOp,
+    AddIOp, AndIOp, CmpIOp, ConstantOp, MaxUIOp, MulIOp, SelectOp,
 )
 from irkit.dialects.loop import IfOp
 from irkit.dialects.memory import AllocOp
@@ -52,7 +52,7 @@ def _node(op: str, *args) -> Expr:
         elif op == "select":
             e.aligned = _is_aligned(args[1]) and _is_aligned(args[2])
         else:
-            e.aligned = op == "align" or (op in ("add", "max", "min")
+            e.aligned = op == "align" or (op in ("add", "max")
                                           and all(map(_is_aligned, args)))
         _NODES[key] = e
     return e
@@ -97,12 +97,6 @@ def maximum(a, b):
     return _node("max", a, b)
 
 
-def minimum(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return min(a, b)
-    return 0 if a == 0 or b == 0 else a if a is b else _node("min", a, b)
-
-
 def le(a, b):
     """a <= b (unsigned: sizes and offsets are never negative)."""
     if isinstance(a, int) and isinstance(b, int):
@@ -112,18 +106,6 @@ def le(a, b):
     return _node("le", a, b)
 
 
-def either(a, b):
-    if a is True or b is True:
-        return True
-    return b if a is False else a if b is False or a is b else _node("or", a, b)
-
-
-def both(a, b):
-    if a is False or b is False:
-        return False
-    return b if a is True else a if b is True or a is b else _node("and", a, b)
-
-
 def select(c, a, b):
     if isinstance(c, bool):
         return a if c else b
@@ -131,8 +113,8 @@ def select(c, a, b):
 
 
 _EVAL = {
-    "add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": max, "min": min,
-    "le": lambda a, b: a <= b, "or": lambda a, b: a or b, "and": lambda a, b: a and b,
+    "add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": max,
+    "le": lambda a, b: a <= b,
     "align": align, "select": lambda c, a, b: a if c else b,
 }
 
@@ -165,8 +147,7 @@ class Emitter:
     """Materializes expressions as `arith` ops at a builder, each distinct subterm once; an
     index value in `replaced` is emitted as its replacement."""
 
-    _OPS = {"add": AddIOp, "mul": MulIOp, "max": MaxUIOp, "min": MinUIOp, "or": OrIOp,
-            "and": AndIOp}
+    _OPS = {"add": AddIOp, "mul": MulIOp, "max": MaxUIOp}
 
     def __init__(self, b: Builder, replaced: dict | None = None) -> None:
         self.b = b

@@ -57,7 +57,8 @@ def test_partitioned_jit_runs_as_the_interpreter(logreg, monkeypatch, parts):
     monkeypatch.setattr(llvm_cpu, "compile_partitions", lambda: parts)
     compiled = compile_models({"logreg": logreg})
     code = compiled.code
-    assert len(code.objects) == parts == code.timings["partitions"]
+    # up to `parts` of the host functions (cold, -O1) and `parts` of the outlined loops
+    assert parts < len(code.objects) == code.timings["partitions"] <= 2 * parts
     _assert_runs_as_interpreter(Model.from_engine("logreg", JitEngine(compiled, "logreg")),
                                 logreg)
 
@@ -75,7 +76,7 @@ def test_objects_linked_into_one_run_as_the_interpreter(logreg, monkeypatch):
     `--emit=obj` writes), is whole: loaded alone, it runs as the interpreter does."""
     monkeypatch.setattr(llvm_cpu, "compile_partitions", lambda: 2)
     compiled = compile_models({"logreg": logreg})
-    assert len(compiled.code.objects) == 2
+    assert len(compiled.code.objects) > 1
     compiled.code = ObjectCode((compiled.code.data,), compiled.code.externals, {})
     _assert_runs_as_interpreter(Model.from_engine("logreg", JitEngine(compiled, "logreg")),
                                 logreg)
@@ -104,6 +105,40 @@ def test_split_defines_each_function_once_and_declares_the_rest(logreg):
             assert f.name not in merged
     sizes = [p.lines for p in parts]    # dealt largest first to the lightest partition
     assert max(sizes) - min(sizes) <= max(_function_lines(irmod).values())
+
+
+def test_cold_functions_have_partitions_of_their_own(logreg):
+    """The functions named cold (the host functions, optimized at `COLD_OPT_LEVEL`) are
+    dealt to partitions of their own, at most `parts` of them, and the others to at most
+    `parts` more."""
+    irmod = _translated(logreg)
+    defined = set(_function_lines(irmod))
+    cold = frozenset(n for n in defined if not n.startswith("__irkit_parallel_"))
+    assert cold and cold != defined
+    for parts in (1, 2, 3):
+        split = llvm_partition.split_module(irmod, parts, cold)
+        if parts == 1:          # one partition, optimized at the level asked for
+            assert len(split) == 1 and not split[0].cold
+            continue
+        for kind in (True, False):
+            mine = [p for p in split if p.cold == kind]
+            assert 1 <= len(mine) <= parts
+            assert all((name in cold) == kind for p in mine for name in p.functions)
+        assert {n for p in split if p.cold for n in p.functions} == cold
+
+
+def test_cold_partitions_are_optimized_less(logreg, monkeypatch):
+    """`_compile_partition` runs `COLD_OPT_LEVEL` on a cold partition and the level asked
+    for on the others."""
+    if llvm_cpu.openmp_library() is None:
+        pytest.skip("without OpenMP the host functions keep their loops: none is cold")
+    levels = []
+    real = llvm_cpu._optimize
+    monkeypatch.setattr(llvm_cpu, "_optimize", lambda mod, level, *a: (levels.append(level),
+                                                                     real(mod, level, *a)))
+    monkeypatch.setattr(llvm_cpu, "compile_partitions", lambda: 2)
+    split = llvm_cpu.compile_object(lower_model_with_graph(logreg)[1], 2, jit=True)
+    assert len(split.objects) == len(levels) and sorted(set(levels)) == [1, 2]
 
 
 def _function_lines(irmod) -> dict[str, int]:

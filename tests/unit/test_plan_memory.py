@@ -1221,3 +1221,42 @@ def test_a_buffer_handed_on_to_another_value_stays_an_alloc(p):
     (_, _, want), _ = run(before, "handed_on", [p, x, np.zeros(16, np.float32)])
     (_, _, got), _ = run(after, "handed_on", [p, x, np.zeros(16, np.float32)])
     np.testing.assert_array_equal(got, want)
+
+
+def test_stackings_are_sound_at_any_sizes_and_no_larger_where_found():
+    """A placement made a stacking (`_stacking`): at random other sizes, slots live at the
+    same time never overlap (checked here from the intervals, not by the planner); at the
+    sizes the placement was made for (above zero, as every size the planner samples: a
+    buffer of 0 bytes may sit inside another), the stacking's arena is at most the
+    placement's."""
+    import random
+
+    from irkit.passes.plan_memory import (
+        Slot, _arena_static, _conflicts, _place_static, _stacked, _stacked_offsets, _stacking,
+    )
+    rng = random.Random(0)
+    for _ in range(300):
+        n = rng.randint(1, 12)
+        slots = []
+        for _ in range(n):
+            start = rng.randint(0, 20)
+            slots.append(Slot([], start, start + rng.randint(0, 8), 0))
+        conflicts = _conflicts(slots)
+        sizes = [ALIGNMENT * rng.randint(1, 6) for _ in slots]
+        order = list(range(n))
+        rng.shuffle(order)
+        offsets = _place_static(conflicts, sizes, order, rng.random() < 0.5)
+        stacking = _stacking(conflicts, offsets)
+        assert _stacked(stacking, sizes) <= _arena_static(offsets, sizes)
+        for trial in range(4):
+            at = sizes if trial == 0 else [ALIGNMENT * rng.randint(0, 40) for _ in slots]
+            for s, size in zip(slots, at):
+                s.size = size
+            got, arena = _stacked_offsets(slots, stacking)
+            assert arena == _stacked(stacking, at) == max(o + z for o, z in zip(got, at))
+            for i in range(n):
+                for j in range(i + 1, n):
+                    a, b = slots[i], slots[j]
+                    if a.start <= b.end and b.start <= a.end and at[i] and at[j]:
+                        assert got[i] + at[i] <= got[j] or got[j] + at[j] <= got[i], \
+                            (i, j, got, at)
