@@ -73,21 +73,41 @@ class Kernel:
         self.e.for_(b, self.tid, size, self.threads, lambda inner, i, _: body(inner, i))
 
 
+    def owned(self, b: Builder, size: int) -> list[tuple[Index, Value | None]]:
+        """The elements of [0, size) this thread owns, unrolled (`size` is static): i =
+        tid + j * threads for each j < ceil(size / threads), with the check `i < size`
+        where the threads do not divide `size` (else None). Unrolled, a thread's loads can
+        all be issued before their values are used (a strided loop issues one at a time)."""
+        e, threads = self.e, self.threads
+        out = []
+        for j in range(-(-size // threads)):
+            i = e.add(b, self.tid, j * threads)
+            out.append((i, None if size % threads == 0 else e.lt(b, i, size)))
+        return out
+
+
 def guarded(e: Emitter, b: Builder, cond: Value, value, t: Type, otherwise: float = 0.0
             ) -> Value:
     """`value(builder)` where `cond` holds, else the constant `otherwise`, through a
     `loop.if` with a result: the loads `value` makes run only where they are in bounds."""
-    op = IfOp.build(cond, result_types=[t], regions=2, location=e.location)
+    return selected(e, b, cond, lambda inner: [value(inner)], [t], otherwise)[0]
+
+
+def selected(e: Emitter, b: Builder, cond: Value, values, types: list[Type],
+             otherwise: float = 0.0) -> list[Value]:
+    """`values(builder)` (a list of `types`) where `cond` holds, else the constant
+    `otherwise` for each, through one `loop.if` with results."""
+    op = IfOp.build(cond, result_types=list(types), regions=2, location=e.location)
     then, other = Block([]), Block([])
     op.regions[0].add_block(then)
     op.regions[1].add_block(other)
     inner = Builder.at_end(then)
-    inner.create(YieldOp, [value(inner)], result_types=[], location=e.location)
+    inner.create(YieldOp, list(values(inner)), result_types=[], location=e.location)
     inner = Builder.at_end(other)
-    inner.create(YieldOp, [e.fconst(inner, otherwise, t)], result_types=[],
+    inner.create(YieldOp, [e.fconst(inner, otherwise, t) for t in types], result_types=[],
                  location=e.location)
     b.insert(op)
-    return op.results[0]
+    return list(op.results)
 
 
 def all_of(e: Emitter, b: Builder, conds: list[Value]) -> Value:

@@ -9,19 +9,41 @@ epilogue.py) are used as they are; only the schedule differs.
 
 The kernel. A block computes a `tile-m` x `tile-n` tile of C (flat M and N; one grid
 dimension each, x over N, y over M, z over the flat batch), with `tile-m / thread-m` x
-`tile-n / thread-n` threads each owning a `thread-m` x `thread-n` register block of it:
-rows `ty + i * (tile-m / thread-m)`, columns `tx + j * (tile-n / thread-n)` (strided, so a
-warp's stores and shared-memory reads go to consecutive columns):
+`tile-n / thread-n` threads each owning a `thread-m` x `thread-n` register block of it. A
+thread's rows are groups of 4 consecutive ones (where 4 divides thread-m; else single
+rows), the threads' groups side by side: `ty * 4 + i % 4 + (i // 4) * (tile-m / thread-m) *
+4`, columns likewise, so that a warp's shared-memory reads go to consecutive words (no bank
+conflicts) and each group is 16 aligned bytes:
 
-    acc[thread-m][thread-n] = 0                         registers (loop.for iter_args)
+    acc[thread-m][thread-n] = 0; f = fetch(0)           registers (loop.for iter_args)
     for k0 in [0, K) step tile-k:
-      As[kk][r] = A(m0 + r, k0 + kk)  or 0 outside      cooperative loads, every thread a
-      Bs[kk][c] = B(k0 + kk, n0 + c)  or 0 outside      strided share, coalesced along k / n
+      As[kk][r], Bs[kk][c] = f                          the thread's share of the tiles
       gpu.barrier                                        the tiles are written
-      part = 0; for kk < tile-k: part[i][j] = fma(As[kk][row i], Bs[kk][col j], part[i][j])
-      acc += part                                        (extf first into an f64 C)
+      f = fetch(k0 + tile-k) if k0 + tile-k < K else 0  in flight during the FMAs below
+      part = 0; for kk < tile-k (unrolled):
+        part[i][j] = fma(As[kk][row i], Bs[kk][col j], part[i][j])
       gpu.barrier                                        the tiles are read
+      acc += part                                        (extf first into an f64 C)
     for each (i, j) inside M x N: C = acc (+ C's value) -> the epilogue, or stored
+
+    fetch(k0): A(m0 + r, k0 + kk) for the thread's elements of the A tile (k fastest),
+    B(k0 + kk, n0 + c) for those of the B tile (n fastest): element tid + j * threads for
+    each j (coalesced), all the loads issued before any of their values is stored
+
+Fetching the next tiles into registers before the multiply-adds of this one hides the
+global loads' latency behind them (one barrier pair per tile, no second shared buffer).
+The A tile's rows are padded by 4 floats where rows come in groups of 4: the threads
+storing one row of it hold consecutive k, which without the padding all fall in one bank.
+Bounds checks are emitted only along the extents that are not static multiples of their
+tile: a 4096^3 product has none.
+
+Large problems. Where M, N and the batch are static and tiles of twice the size along M and
+N still give at least `grow-blocks` blocks (two per multiprocessor of an H100 or H200 by
+default), the tiles and register blocks double: 128 x 128 tiles of 8 x 8 per thread, twice
+the multiply-adds per shared load. On an H200, 4096^3 float32: 64 x 64 tiles (4 x 4) 9.75
+ms, 128 x 64 (8 x 4) 6.90 ms, 128 x 128 (8 x 8, despite ptxas spilling 160 bytes of its
+f64 accumulators) 6.01 ms; cuBLAS 2.80 ms. Smaller or dynamic problems keep 64 x 64 tiles,
+which give more blocks (the MLP's matmuls at batch 1024 are 8 to 32 blocks of them).
 
 A(m, k) is the product of A's factors at the point, B's likewise (a convolution's window
 read straight from its input, as in BLIS's packing). Sizes need not be multiples of the
@@ -69,9 +91,14 @@ from irkit.passes.blis import epilogue as epilogues
 from irkit.passes.blis.contraction import Contraction, contractions, zero_fill
 from irkit.passes.blis.epilogue import Epilogue
 from irkit.passes.blis.nest import Blis, Emitter, Index
-from irkit.passes.gpu_block import Kernel, all_of, guarded
+from irkit.passes.gpu_block import Kernel, all_of, guarded, selected
 from irkit.passes.linalg_matmul_blis import dissolve, drop_temporary
 from irkit.passes.lower_linalg_to_loop import IndexConstants
+
+#: the attribute that tells the backend a load's address alignment in bytes (MLIR's name;
+#: read by backends/nvptx/kernels.py, whose constant it mirrors: passes do not import
+#: backends)
+ALIGNMENT_ATTR = "alignment"
 
 
 @dataclass(frozen=True)
@@ -83,6 +110,19 @@ class _Sizes:
     tile_k: int
     thread_m: int
     thread_n: int
+
+    def grown(self, m: Index, n: Index, batch: Index, min_blocks: int) -> "_Sizes":
+        """The tiles and register blocks doubled along M and N where M, N and the batch are
+        static and the doubled tiles still give at least `min_blocks` blocks (module
+        docstring: large problems)."""
+        if min_blocks <= 0 or not all(isinstance(x, int) for x in (m, n, batch)):
+            return self
+        blocks = -(-m // (2 * self.tile_m)) * -(-n // (2 * self.tile_n)) * max(batch, 1)
+        shared = 4 * self.tile_k * (2 * self.tile_m + _VECTOR + 2 * self.tile_n)
+        if blocks < min_blocks or shared > _STATIC_SHARED:
+            return self
+        return replace(self, tile_m=2 * self.tile_m, tile_n=2 * self.tile_n,
+                       thread_m=2 * self.thread_m, thread_n=2 * self.thread_n)
 
     def fitted(self, m: Index, n: Index, k: Index) -> "_Sizes":
         """The sizes shrunk to the static extents smaller than the tiles (module
@@ -118,7 +158,8 @@ class _Tiles:
     def __init__(self, options: "GpuMatmulTiles", c: Contraction, constants: IndexConstants,
                  overwrite: bool, ep: Epilogue | None) -> None:
         self.o = _Sizes(options.tile_m, options.tile_n, options.tile_k, options.thread_m,
-                       options.thread_n)
+                        options.thread_n)
+        self.min_blocks = options.grow_blocks
         self.c, self.overwrite, self.ep = c, overwrite, ep
         self.e = Emitter(c.op, constants)
         self.top = Builder.before(c.op)
@@ -137,13 +178,17 @@ class _Tiles:
     def emit(self) -> None:
         c, e, top = self.c, self.e, self.top
         self.M, self.N, self.K = (self.flat(g) for g in (c.m, c.n, c.k))
-        self.o = o = self.o.fitted(self.M, self.N, self.K)
+        self.o = o = self.o.grown(self.M, self.N, self.flat(c.batch),
+                                  self.min_blocks).fitted(self.M, self.N, self.K)
         grid = [e.ceildiv(top, self.N, o.tile_n), e.ceildiv(top, self.M, o.tile_m),
                 self.flat(c.batch)]
         grid = [max(g, 1) if isinstance(g, int) else       # at least one block: guards
                 top.create(arith.MaxSIOp, g, e.v(1)).result for g in grid]
         self.tx, self.ty = o.tile_n // o.thread_n, o.tile_m // o.thread_m
-        kernel = Kernel(e, top, grid, (self.tx, self.ty), [((o.tile_k, o.tile_m), F32),
+        #: the A tile's rows padded by a vector, so that the threads storing one column of
+        #: it (consecutive k) hit different banks
+        self.a_rows = o.tile_m + (_VECTOR if _vector(o.thread_m) > 1 else 0)
+        kernel = Kernel(e, top, grid, (self.tx, self.ty), [((o.tile_k, self.a_rows), F32),
                                                             ((o.tile_k, o.tile_n), F32)])
         self.kernel = kernel
         b = kernel.body
@@ -152,57 +197,124 @@ class _Tiles:
         self.ivs = self.split(b, bz, c.batch) if c.batch else {}
         self.m0 = e.mul(b, by, o.tile_m)
         self.n0 = e.mul(b, bx, o.tile_n)
-        #: the thread's rows and columns in the tile (strided: module docstring)
-        self.rows = [e.v(e.add(b, ty, i * self.ty)) for i in range(o.thread_m)]
-        self.cols = [e.v(e.add(b, tx, j * self.tx)) for j in range(o.thread_n)]
+        #: which extents need bounds checks (not a static multiple of their tile)
+        self.ragged_m = not _multiple(self.M, o.tile_m)
+        self.ragged_n = not _multiple(self.N, o.tile_n)
+        self.ragged_k = not _multiple(self.K, o.tile_k)
+        #: the thread's rows and columns in the tile (module docstring)
+        self.rows = [e.v(p) for p in _lanes(e, b, ty, self.ty, o.thread_m)]
+        self.cols = [e.v(p) for p in _lanes(e, b, tx, self.tx, o.thread_n)]
         zeros = [e.fconst(b, 0.0, self.acc_type)] * (o.thread_m * o.thread_n)
-        accs = e.for_(b, 0, self.K, o.tile_k, self.k_tile, zeros)
-        self.store(b, accs)
+        first = self.fetch(b, 0)
+        out = e.for_(b, 0, self.K, o.tile_k, self.k_tile, zeros + first)
+        self.store(b, out[:len(zeros)])
 
     # ----- one K tile -----------------------------------------------------------------------
 
-    def k_tile(self, b: Builder, k0: Value, accs: list[Value]) -> list[Value]:
+    def k_tile(self, b: Builder, k0: Value, carried: list[Value]) -> list[Value]:
+        """Store the fetched tiles, fetch the next ones (their loads in flight during the
+        multiply-adds), multiply-add this one (module docstring)."""
         o, e, kernel = self.o, self.e, self.kernel
-        a_tile, b_tile = kernel.shared
-        kernel.strided(b, o.tile_m * o.tile_k, lambda b2, i: self.load_a(b2, i, k0, a_tile))
-        kernel.strided(b, o.tile_k * o.tile_n, lambda b2, i: self.load_b(b2, i, k0, b_tile))
+        n = o.thread_m * o.thread_n
+        accs, fetched = carried[:n], carried[n:]
+        self.put(b, fetched)
         kernel.barrier(b)
-        zeros = [e.fconst(b, 0.0, F32)] * len(accs)
-        parts = e.for_(b, 0, o.tile_k, 1, lambda b2, kk, p: self.step(b2, kk, p), zeros)
+        after = e.add(b, k0, o.tile_k)
+        following = selected(e, b, e.lt(b, after, self.K), lambda b2: self.fetch(b2, after),
+                             [v.type for v in fetched])
+        parts = [e.fconst(b, 0.0, F32)] * n
+        for kk in range(o.tile_k):          # unrolled: the shared loads' addresses are
+            parts = self.step(b, e.v(kk), parts)   # constants apart, vectorizable
         kernel.barrier(b)
         loc = e.location
         return [b.create(arith.AddFOp, acc, self.widen(b, part, self.acc_type),
-                         location=loc).result for acc, part in zip(accs, parts)]
+                         location=loc).result for acc, part in zip(accs, parts)] + following
 
-    def load_a(self, b: Builder, i: Value, k0: Value, tile: Value) -> None:
-        """Element i of the A tile (k fastest): `As[kk][r] = A(m0 + r, k0 + kk)`."""
+    def tile_elements(self):
+        """(tile, size, element) of the A and B tiles: `element(builder, i, k0)` is the
+        value of element i of the tile at K offset k0, 0 outside the problem."""
+        o = self.o
+        return [(0, o.tile_m * o.tile_k, self.a_element),
+                (1, o.tile_k * o.tile_n, self.b_element)]
+
+    def fetch(self, b: Builder, k0: Index) -> list[Value]:
+        """This thread's elements of the A and B tiles at K offset `k0`, in registers: all
+        the loads before any store to shared memory, so that they are in flight together."""
+        out = []
+        for _, size, element in self.tile_elements():
+            for i, owned in self.kernel.owned(b, size):
+                out.append(element(b, i, k0, owned))
+        return out
+
+    def put(self, b: Builder, values: list[Value]) -> None:
+        """The fetched elements into the workgroup tiles."""
+        e, it = self.e, iter(values)
+        for tile, size, _ in self.tile_elements():
+            for i, owned in self.kernel.owned(b, size):
+                v = next(it)
+                store = (lambda b2, i=i, v=v, tile=tile: self.put_one(b2, tile, i, v))
+                if owned is None:
+                    store(b)
+                else:
+                    e.if_(b, owned, store, lambda b2: None)
+
+    def put_one(self, b: Builder, tile: int, i: Index, v: Value) -> None:
+        e, o = self.e, self.o
+        if tile == 0:           # As[kk][r]: element i of A's tile is (r, kk), k fastest
+            index = [e.rem(b, i, o.tile_k), e.div(b, i, o.tile_k)]
+        else:                   # Bs[kk][j]: n fastest
+            index = [e.div(b, i, o.tile_n), e.rem(b, i, o.tile_n)]
+        b.create(StoreOp, v, self.kernel.shared[tile], [e.v(x) for x in index],
+                 location=e.location)
+
+    def a_element(self, b: Builder, i: Index, k0: Index, owned: Value | None) -> Value:
+        """`A(m0 + r, k0 + kk)` of element i = (r, kk) of the A tile."""
         e, c = self.e, self.c
         r, kk = e.div(b, i, self.o.tile_k), e.rem(b, i, self.o.tile_k)
         m, k = e.add(b, self.m0, r), e.add(b, k0, kk)
-        inside = all_of(e, b, [e.lt(b, m, self.M), e.lt(b, k, self.K)])
-        value = guarded(e, b, inside, lambda b2: self.product(
-            b2, c.a, self.ivs | self.split(b2, m, c.m) | self.split(b2, k, c.k)), F32)
-        b.create(StoreOp, value, tile, [e.v(kk), e.v(r)], location=e.location)
+        checks = [owned] + [e.lt(b, m, self.M)] * self.ragged_m + \
+            [e.lt(b, k, self.K)] * self.ragged_k
+        return self.load(b, checks, lambda b2: self.product(
+            b2, c.a, self.ivs | self.split(b2, m, c.m) | self.split(b2, k, c.k)))
 
-    def load_b(self, b: Builder, i: Value, k0: Value, tile: Value) -> None:
-        """Element i of the B tile (n fastest): `Bs[kk][j] = B(k0 + kk, n0 + j)`."""
+    def b_element(self, b: Builder, i: Index, k0: Index, owned: Value | None) -> Value:
+        """`B(k0 + kk, n0 + j)` of element i = (kk, j) of the B tile."""
         e, c = self.e, self.c
         kk, j = e.div(b, i, self.o.tile_n), e.rem(b, i, self.o.tile_n)
         k, n = e.add(b, k0, kk), e.add(b, self.n0, j)
-        inside = all_of(e, b, [e.lt(b, k, self.K), e.lt(b, n, self.N)])
-        value = guarded(e, b, inside, lambda b2: self.product(
-            b2, c.b, self.ivs | self.split(b2, k, c.k) | self.split(b2, n, c.n)), F32)
-        b.create(StoreOp, value, tile, [e.v(kk), e.v(j)], location=e.location)
+        checks = [owned] + [e.lt(b, k, self.K)] * self.ragged_k + \
+            [e.lt(b, n, self.N)] * self.ragged_n
+        return self.load(b, checks, lambda b2: self.product(
+            b2, c.b, self.ivs | self.split(b2, k, c.k) | self.split(b2, n, c.n)))
+
+    def load(self, b: Builder, checks: list, value) -> Value:
+        """`value(builder)` where every check holds (guarded), else 0; unguarded where
+        there is nothing to check."""
+        checks = [x for x in checks if x is not None]
+        if not checks:
+            return value(b)
+        return guarded(self.e, b, all_of(self.e, b, checks), value, F32)
 
     def step(self, b: Builder, kk: Value, parts: list[Value]) -> list[Value]:
         """One k of the register block: thread-m + thread-n shared loads, their outer
         product accumulated with fused multiply-adds."""
         o, loc = self.o, self.e.location
         a_tile, b_tile = self.kernel.shared
-        a = [b.create(LoadOp, a_tile, [kk, r], location=loc).result for r in self.rows]
-        w = [b.create(LoadOp, b_tile, [kk, j], location=loc).result for j in self.cols]
+        a = [self.shared_load(b, a_tile, kk, r, i, o.thread_m) for i, r in enumerate(self.rows)]
+        w = [self.shared_load(b, b_tile, kk, j, i, o.thread_n) for i, j in enumerate(self.cols)]
         return [b.create(FmaOp, a[i], w[j], parts[i * o.thread_n + j], location=loc).result
                 for i in range(o.thread_m) for j in range(o.thread_n)]
+
+    def shared_load(self, b: Builder, tile: Value, kk: Value, at: Value, i: int,
+                    thread: int) -> Value:
+        """Element (kk, at) of a workgroup tile, the i-th of the thread's row (column)
+        positions; the first of a group of 4 consecutive ones is 16-byte aligned (the tile
+        is, its rows are a multiple of 4 floats long, and the group starts at a multiple
+        of 4): its `alignment` lets the backend read the group with one vector load."""
+        load = b.create(LoadOp, tile, [kk, at], location=self.e.location)
+        if _vector(thread) > 1 and i % _VECTOR == 0:
+            load.attributes[ALIGNMENT_ATTR] = IntegerAttr(4 * _VECTOR, I64)
+        return load.result
 
     # ----- the store ------------------------------------------------------------------------
 
@@ -214,10 +326,14 @@ class _Tiles:
             m = e.add(b, self.m0, r)
             for j, col in enumerate(self.cols):
                 n = e.add(b, self.n0, col)
-                inside = all_of(e, b, [e.lt(b, m, self.M), e.lt(b, n, self.N)])
+                checks = [e.lt(b, m, self.M)] * self.ragged_m + \
+                    [e.lt(b, n, self.N)] * self.ragged_n
                 acc = accs[i * o.thread_n + j]
-                e.if_(b, inside, lambda b2, m=m, n=n, acc=acc: self.point(b2, m, n, acc),
-                      lambda b2: None)
+                if not checks:
+                    self.point(b, m, n, acc)
+                    continue
+                e.if_(b, all_of(e, b, checks), lambda b2, m=m, n=n, acc=acc:
+                      self.point(b2, m, n, acc), lambda b2: None)
 
     def point(self, b: Builder, m: Index, n: Index, acc: Value) -> None:
         c, e = self.c, self.e
@@ -232,6 +348,33 @@ class _Tiles:
         epilogues.apply(self.ep, self, b, acc, dims, 1)
 
 
+#: the static shared memory a block may declare (bytes)
+_STATIC_SHARED = 48 * 1024
+#: the width of the groups of consecutive rows (columns) a thread owns: 4 floats, what one
+#: 128-bit shared-memory load reads
+_VECTOR = 4
+
+
+def _vector(thread: int) -> int:
+    return _VECTOR if thread % _VECTOR == 0 else 1
+
+
+def _lanes(e: Emitter, b: Builder, t: Value, count: int, thread: int) -> list[Index]:
+    """The `thread` positions thread `t` of `count` owns along a tile of `count * thread`:
+    groups of `v` consecutive ones (`v` = 4 where it divides `thread`, else 1), the
+    threads' groups side by side, then the next group of each thread:
+    `t * v + i % v + (i // v) * count * v`. Consecutive threads read consecutive groups
+    (no bank conflicts), and a group is one 128-bit load."""
+    v = _vector(thread)
+    base = e.mul(b, t, v)
+    return [e.add(b, base, i % v + (i // v) * count * v) for i in range(thread)]
+
+
+def _multiple(size: Index, tile: int) -> bool:
+    """Whether `size` is statically a positive multiple of `tile` (no bounds checks)."""
+    return isinstance(size, int) and size > 0 and size % tile == 0
+
+
 @register_pass
 class GpuMatmulTiles(Pass):
     """Float32 contractions on memrefs to shared-memory tiled GPU launches (module
@@ -242,19 +385,24 @@ class GpuMatmulTiles(Pass):
          NCHW convolution and match the contraction (passes/blis/contraction.py).
       2. Dissolve the `fusion.group` it is in, if any, and find the epilogue among the
          group's ops after it; fold the zero fill before it (static, non-zero K).
-      3. Fit the tiles to the static extents smaller than them (module docstring).
-         Build the launch before the op: ceil(N / tile-n) x ceil(M / tile-m) x batch
-         blocks of (tile-n / thread-n) x (tile-m / thread-m) threads, two workgroup tiles
-         (tile-k x tile-m of A, tile-k x tile-n of B); per K tile, cooperative guarded
-         loads, a barrier, each thread's thread-m x thread-n fused multiply-adds per k,
-         the chunk added into its accumulators, a barrier; then the guarded stores through
-         the epilogue.
+      3. Grow the tiles for large static problems, fit them to the static extents smaller
+         than them (module docstring). Build the launch before the op: ceil(N / tile-n) x
+         ceil(M / tile-m) x batch blocks of (tile-n / thread-n) x (tile-m / thread-m)
+         threads, two workgroup tiles (tile-k x tile-m of A, its rows padded, tile-k x
+         tile-n of B); the first tiles' elements fetched into registers; per K tile, those
+         stored into the tiles, a barrier, the next tile's elements fetched, each thread's
+         thread-m x thread-n fused multiply-adds per k, a barrier, the chunk added into its
+         accumulators; then the stores (guarded where an extent is ragged) through the
+         epilogue.
       4. Erase the op and the epilogue's members; drop the accumulator buffer when only
          its frees use it.
 
     Options: `tile-m`, `tile-n`, `tile-k` (the block's tile of C and its K step),
     `thread-m`, `thread-n` (each thread's register block; they divide `tile-m` and
-    `tile-n`, and the block has at most 1024 threads).
+    `tile-n`, and the block has at most 1024 threads); `grow-blocks`: a static problem
+    whose tiles and register blocks doubled along M and N still make at least this many
+    blocks gets them doubled (0: never; the default, 264, is two blocks per multiprocessor
+    of an H100 or H200).
     """
 
     name = "gpu-matmul-tiles"
@@ -263,6 +411,7 @@ class GpuMatmulTiles(Pass):
     tile_k: int = 16
     thread_m: int = 4
     thread_n: int = 4
+    grow_blocks: int = 264
 
     def run(self, root: Operation) -> None:
         self.check(root)

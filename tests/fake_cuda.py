@@ -9,8 +9,10 @@ memref descriptor by value, a scalar by value -- and runs the kernel's `gpu.func
 interpreter's grid semantics (`irkit.dialects.gpu.grid.run_grid`). What the compiled host code
 packs, copies and checks is thus tested, only the kernels' machine code is not.
 
+`FakeDriver(execute=False)` logs launches without running them.
 `fail` makes the next call of a named entry point return a `CUresult` instead of running;
-`launches` logs every launch (kernel symbol, grid, block); `errors` holds the exceptions a
+`launches` logs every launch (kernel symbol, grid, block); `device_allocs` counts the host
+code's `cuMemAlloc` calls; `errors` holds the exceptions a
 launch raised (returned to the host code as CUDA_ERROR_LAUNCH_FAILED, 719).
 """
 
@@ -39,13 +41,17 @@ _COPY = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_uint64, ctypes.c_uint64, ctype
 class FakeDriver(Driver):
     name = "fake"
 
-    def __init__(self) -> None:
+    def __init__(self, execute: bool = True) -> None:
+        #: whether launches run their kernels; without, they are only logged (the launch
+        #: list of a large problem, whose threads the interpreter would take hours to run)
+        self.execute = execute
         self.buffers: dict[int, np.ndarray] = {}
         self.kernels: list = []             # handle - 1 -> (gpu.func, module, symbol)
         self.launches: list = []
         self.errors: list = []
         self.fail: dict[str, int] = {}      # entry point -> the CUresult of its next call
         self.copies = 0
+        self.device_allocs = 0              # cuMemAlloc calls of the host code
         self._callbacks = [_LAUNCH(self._launch), _ALLOC(self._alloc), _FREE(self._free),
                            _COPY(self._copy)]
 
@@ -94,6 +100,7 @@ class FakeDriver(Driver):
     def _alloc(self, out, nbytes) -> int:
         code = self._failing("cuMemAlloc_v2")
         if not code:
+            self.device_allocs += 1
             out[0] = self.alloc(nbytes)
         return code
 
@@ -117,6 +124,8 @@ class FakeDriver(Driver):
         try:
             fn, module, symbol = self.kernels[f - 1]
             self.launches.append((symbol, (gx, gy, gz), (bx, by, bz)))
+            if not self.execute:
+                return 0
             inputs = fn.properties["function_type"].value.inputs
             args = [_argument(fn, t, params[i]) for i, t in enumerate(inputs)]
             with np.errstate(all="ignore"):

@@ -41,6 +41,11 @@ Launch arguments (`cuLaunchKernel`'s `kernelParams`, an array of pointers to eac
 value): a memref's descriptor struct in a stack slot (the kernel takes it by value, see
 `kernels`), a scalar's ABI value in a stack slot.
 
+The buffers a host function allocates in its entry block (its planned arena, the 0-d
+buffers of values passed between launches) are allocated on its first call and kept
+(replaced when a call needs more) rather than allocated and freed per call
+(`_kept_alloc`: `cuMemFree` waits for the device).
+
 Status: every call's `CUresult` is checked; the first nonzero one is recorded with the index
 of its op (`host_sites`, the gpu ops in walk order) in the hidden global `irkit_gpu_status`
 `{i32 result, i32 site}` with a compare-and-swap from 0, as `memory.check` records its code.
@@ -181,13 +186,65 @@ def _gpu_alloc(lw: FunctionLowering, op, args):
 @lowers("memory.alloc", "memory.arena", table=GPU_HOST_RULES)
 def _memory_alloc(lw: FunctionLowering, op, args):
     """The host side's buffers (temporaries, the planned arena) are device memory: only
-    kernels touch them."""
+    kernels touch them. Those of the function's entry block are kept between calls
+    (`_kept_alloc`); others (in a branch) are allocated each time."""
+    if _kept(op):
+        return _kept_alloc(lw, op, list(args))
     return _device_alloc(lw, op, list(args))
 
 
-def _device_alloc(lw: FunctionLowering, op, dynamic: list):
-    """`cuMemAlloc` of a contiguous buffer of the result type, its `?` sizes `dynamic` (the
-    driver aligns to 256 bytes at least)."""
+def _kept(op: Operation) -> bool:
+    """Whether the buffer `op` allocates is kept between calls: a host allocation in its
+    function's entry block, which runs once per call."""
+    fn = op.parent_op
+    return op.name in ("memory.alloc", "memory.arena") and fn is not None and \
+        fn.name == "func.func" and op.parent is fn.regions[0].blocks[0]
+
+
+def _kept_alloc(lw: FunctionLowering, op, dynamic: list):
+    """A device buffer kept from one call to the next in the hidden global
+    `irkit_gpu_buffer_<site>` ({i64 pointer, i64 bytes}), replaced by a larger one when a
+    call needs more; its `memory.dealloc` frees nothing.
+
+    Why: `cuMemAlloc` costs tens of microseconds, and `cuMemFree` waits for the device to
+    finish everything launched before it, so an arena allocated and freed per call makes
+    every call (a training step of the MLP: 21 launches) wait for its kernels before the
+    host can launch the next call's. The buffers live as long as the loaded code (as the
+    runtime's input and output buffers do); calls of one compiled function share them, as
+    they share the status words: the host code is not reentrant."""
+    b = lw.builder
+    t = op.results[0].type
+    sizes, strides, nbytes = _layout(lw, op, dynamic)
+    cache = lw.ml.hidden_global(f"irkit_gpu_buffer_{_site(lw, op)}", ir.ArrayType(I64, 2))
+    ptr_slot = b.gep(cache, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True)
+    size_slot = b.gep(cache, [ir.Constant(I32, 0), ir.Constant(I32, 1)], inbounds=True)
+    nbytes = b.select(b.icmp_unsigned("==", nbytes, ir.Constant(I64, 0)), ir.Constant(I64, 1),
+                      nbytes)
+    grow = lw.llfn.append_basic_block("gpu.buffer.grow")
+    ready = lw.llfn.append_basic_block("gpu.buffer.ready")
+    b.cbranch(b.icmp_unsigned("<", b.load(size_slot, typ=I64), nbytes), grow, ready)
+    b.position_at_end(grow)
+    old = b.load(ptr_slot, typ=I64)
+    free = lw.llfn.append_basic_block("gpu.buffer.free")
+    fresh = lw.llfn.append_basic_block("gpu.buffer.alloc")
+    b.cbranch(b.icmp_unsigned("!=", old, ir.Constant(I64, 0)), free, fresh)
+    b.position_at_end(free)
+    _driver_call(lw, op, FREE, [old])
+    b.branch(fresh)
+    b.position_at_end(fresh)
+    b.store(ir.Constant(I64, 0), ptr_slot)
+    _driver_call(lw, op, ALLOC, [ptr_slot, nbytes])
+    b.store(b.select(b.icmp_unsigned("==", b.load(ptr_slot, typ=I64), ir.Constant(I64, 0)),
+                     ir.Constant(I64, 0), nbytes), size_slot)
+    b.branch(ready)
+    b.position_at_end(ready)
+    ptr = b.inttoptr(b.load(ptr_slot, typ=I64), PTR)
+    return make_descriptor(lw, t, ptr, ptr, ir.Constant(I64, 0), sizes, strides)
+
+
+def _layout(lw: FunctionLowering, op, dynamic: list) -> tuple[list, list, ir.Value]:
+    """(sizes, row-major strides, bytes) of the contiguous buffer of `op`'s result type,
+    its `?` sizes `dynamic`."""
     t = op.results[0].type
     b = lw.builder
     elem = storage_scalar(scalar_type(t.element, op))
@@ -197,15 +254,28 @@ def _device_alloc(lw: FunctionLowering, op, dynamic: list):
     for n in reversed(sizes):
         strides.append(count)
         count = b.mul(count, n)
+    return sizes, strides[::-1], b.mul(count, ir.Constant(I64, byte_size(elem)))
+
+
+def _device_alloc(lw: FunctionLowering, op, dynamic: list):
+    """`cuMemAlloc` of a contiguous buffer of the result type, its `?` sizes `dynamic` (the
+    driver aligns to 256 bytes at least)."""
+    b = lw.builder
+    sizes, strides, nbytes = _layout(lw, op, dynamic)
     slot = lw.alloca(I64)
     b.store(ir.Constant(I64, 0), slot)
-    _driver_call(lw, op, ALLOC, [slot, b.mul(count, ir.Constant(I64, byte_size(elem)))])
+    _driver_call(lw, op, ALLOC, [slot, nbytes])
     ptr = b.inttoptr(b.load(slot, typ=I64), PTR)
-    return make_descriptor(lw, t, ptr, ptr, ir.Constant(I64, 0), sizes, strides[::-1])
+    return make_descriptor(lw, op.results[0].type, ptr, ptr, ir.Constant(I64, 0), sizes,
+                           strides)
 
 
 @lowers("gpu.dealloc", "memory.dealloc", table=GPU_HOST_RULES)
 def _dealloc(lw: FunctionLowering, op, args):
+    """`cuMemFree`; nothing for a buffer kept for the next call (`_kept_alloc`)."""
+    source = op.operands[-1].defining_op()
+    if source is not None and _kept(source):
+        return
     m = Memref(lw, args[-1], op.operands[-1].type)
     _driver_call(lw, op, FREE, [lw.builder.ptrtoint(m.allocated(), I64)])
 

@@ -205,6 +205,8 @@ class KernelLowering(FunctionLowering):
         for d in t.shape:
             count *= d
         ptr = place(ir.ArrayType(elem, count))
+        if ptr.type != ir.PointerType():    # a stack slot is typed `[N x T]*` in llvmlite;
+            ptr = self.builder.bitcast(ptr, ir.PointerType())  # descriptors hold `ptr`
         strides, acc = [], 1
         for d in reversed(t.shape):
             strides.append(ir.Constant(I64, acc))
@@ -272,6 +274,29 @@ def _thread_dealloc(lw: FunctionLowering, op, args):
     """Nothing for a stack slot of `_thread_alloc` (a static shape); `free` for the rest."""
     if any(d is None for d in op.operands[0].type.shape):
         RULES["memory.dealloc"](lw, op, args)
+
+
+#: the discardable attribute of a `memory.load` that promises its address is aligned to
+#: that many bytes (MLIR's `alignment` of `memref.load`/`vector.load`)
+ALIGNMENT_ATTR = "alignment"
+
+
+@lowers("memory.load", table=GPU_RULES)
+def _aligned_load(lw: FunctionLowering, op, args):
+    """The shared rule's load, at the alignment the op's `alignment` attribute promises
+    where it has one: LLVM's load-store vectorizer then merges a run of consecutive loads
+    starting there into one vector load (`ld.shared.v4.f32`: gpu-matmul-tiles marks the
+    first load of each group of 4 consecutive shared-memory reads), which it cannot prove
+    aligned itself."""
+    block = lw.builder.block
+    before = len(block.instructions)
+    out = RULES["memory.load"](lw, op, args)
+    align = op.attributes.get(ALIGNMENT_ATTR)
+    if align is not None:
+        for inst in block.instructions[before:]:
+            if isinstance(inst, ir.LoadInstr):
+                inst.align = max(inst.align or 1, int(align.value))
+    return out
 
 
 @lowers("gpu.barrier", table=GPU_RULES)

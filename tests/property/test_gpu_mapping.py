@@ -23,11 +23,11 @@ from test_lower_graph_programs import dsl_case  # noqa: E402  (tests/property on
 from output_buffers import garbage_like
 
 
-def _gpu_pipeline(block_size: int, two_d: bool) -> str:
+def _gpu_pipeline(block_size: int, two_d: bool, per_thread: int = 1) -> str:
     """The nvptx ladder without the GPU schedules down to `memory`, then its `gpu` row with
     these mapping options."""
     mapping = (f"gpu-map-parallel-loops{{block-size={block_size} two-d={two_d} "
-               f"block-x={min(2, block_size)}}}")
+               f"block-x={min(2, block_size)} per-thread={per_thread}}}")
     row = pipeline.passes_between("memory", "gpu", target="nvptx")
     schedules = [p for p in pipeline.GPU_SCHEDULES.split(",") if p]
     return ",".join([pipeline.passes_between(None, "memory", disable=schedules, target="nvptx"),
@@ -35,15 +35,16 @@ def _gpu_pipeline(block_size: int, two_d: bool) -> str:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data(), st.sampled_from([1, 3, 8, 256]), st.booleans())
-def test_gpu_stage_of_random_models_matches_the_interpreter(data, block_size, two_d):
+@given(st.data(), st.sampled_from([1, 3, 8, 256]), st.booleans(), st.sampled_from([1, 2, 4]))
+def test_gpu_stage_of_random_models_matches_the_interpreter(data, block_size, two_d,
+                                                            per_thread):
     module, args = dsl_case(data)
     text = str(module)
     with np.errstate(all="ignore"):
         want = [np.asarray(v) for v in
                 Interpreter(module).call(lookup_symbol_in(module, "forward"), list(args))]
     lowered = parse_module(text)
-    PassManager.parse(_gpu_pipeline(block_size, two_d)).run(lowered)
+    PassManager.parse(_gpu_pipeline(block_size, two_d, per_thread)).run(lowered)
     assert any(o.name == "gpu.launch_func" for o in lowered.walk())
     fn = lookup_symbol_in(lowered, "forward")
     outs = [garbage_like(w) for w in want]
@@ -59,4 +60,4 @@ def test_gpu_stage_of_random_models_matches_the_interpreter(data, block_size, tw
         scale = max(1.0, float(np.max(np.abs(w[finite]), initial=0.0)))
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4 * scale, equal_nan=True,
                                    err_msg=f"result #{k} (block-size={block_size}, "
-                                           f"two-d={two_d})\n{text}")
+                                           f"two-d={two_d}, per-thread={per_thread})\n{text}")

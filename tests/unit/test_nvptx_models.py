@@ -97,6 +97,27 @@ def test_only_inputs_and_outputs_are_copied():
     np.testing.assert_allclose(probs, np.full_like(probs, 0.1), rtol=1e-6)
 
 
+def test_buffers_are_kept_between_calls():
+    """The host code allocates its buffers (the planned arena) on the first call and keeps
+    them: a second call of the same size allocates nothing and frees nothing, a larger
+    batch replaces the arena (one allocation), and the results stay the interpreter's."""
+    (name, module), = _models(EXAMPLES / "mlp.irk").items()
+    driver = FakeDriver()
+    m = Model.from_engine(name, CudaEngine.from_module(module, driver=driver,
+                                                       disable=SCHEDULES))
+    ref = load_model(EXAMPLES / "mlp.irk", engine="interpreter")
+    small, large = _batch(m, 2, 0), _batch(m, 3, 1)
+    m.forward(**small)
+    allocs, live = driver.device_allocs, len(driver.buffers)
+    assert allocs >= 1
+    np.testing.assert_allclose(m.forward(**small)["logits"], ref.forward(**small)["logits"],
+                               rtol=1e-5, atol=1e-6)
+    assert (driver.device_allocs, len(driver.buffers)) == (allocs, live)
+    np.testing.assert_allclose(m.forward(**large)["logits"], ref.forward(**large)["logits"],
+                               rtol=1e-5, atol=1e-6)
+    assert driver.device_allocs == allocs + 1 and driver.errors == []
+
+
 def test_ptx_artifact_round_trip(tmp_path):
     """`irkit-compile --target=nvptx -o M.ptx` writes the PTX and M.ptx.json; loading them
     (here on the fake driver) gives the model the interpreter runs."""

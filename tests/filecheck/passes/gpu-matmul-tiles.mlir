@@ -3,9 +3,11 @@
 
 // A matmul with a dynamic M becomes one launch: ceil(7 / 4) = 2 x ceil(M / 8) blocks of
 // (4 / 2) x (8 / 2) threads, the A tile (4 x 8, k-major) and the B tile (4 x 4) in workgroup
-// memory, filled by guarded strided loads between barriers; each thread carries a 2 x 2
-// register block of fused multiply-adds and stores it under guards (7 is not a multiple of
-// 4, nor is K = 9 of 4), adding into C (no zero fill to fold here).
+// memory. Each thread fetches its 4 + 2 elements of the first tiles into registers (guarded
+// loads: 7 is not a multiple of 4, nor is K = 9 of 4); each K step stores them into the
+// tiles, fetches the next ones (under `k0 + 4 < K`) before its multiply-adds, carries a
+// 2 x 2 register block of fused multiply-adds (the K tile unrolled), and the block is
+// stored under guards, adding into C (no zero fill to fold here).
 
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME:      %[[A:[^:]*]]: memref<?x9xf32>, %[[B:[^:]*]]: memref<9x7xf32>, %[[C:[^:]*]]: memref<?x7xf32>)
@@ -17,21 +19,21 @@
 // CHECK-NEXT:    %[[CEIL:.*]] = arith.ceildivsi %[[M]], %[[C8]] : index
 // CHECK-NEXT:    %[[GY:.*]] = arith.maxsi %[[CEIL]], %[[C1]] : index
 // CHECK-NEXT:    gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[C2]], %{{.*}} = %[[GY]], %{{.*}} = %[[C1]]) threads(%{{.*}}) in (%{{.*}} = %[[C2]], %{{.*}} = %[[C4]], %{{.*}} = %[[C1]]) workgroup(%[[AS:.*]] : memref<4x8xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<4x4xf32, #gpu.address_space<workgroup>>) {
-// CHECK:           loop.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
-// CHECK:             loop.for
-// CHECK:               loop.if {{.*}} -> (f32) {
-// CHECK-NEXT:            memory.load %[[A]]
-// CHECK:               memory.store {{.*}}, %[[AS]]
-// CHECK:             loop.for
-// CHECK:               loop.if {{.*}} -> (f32) {
-// CHECK-NEXT:            memory.load %[[B]]
-// CHECK:               memory.store {{.*}}, %[[BS]]
-// CHECK:             gpu.barrier
-// CHECK-NEXT:        loop.for {{.*}} -> (f32, f32, f32, f32) {
-// CHECK-COUNT-2:       memory.load %[[AS]]
-// CHECK-COUNT-2:       memory.load %[[BS]]
-// CHECK-COUNT-4:       math.fma
-// CHECK:             gpu.barrier
+// CHECK-COUNT-4:   memory.load %[[A]]
+// CHECK-COUNT-2:   memory.load %[[B]]
+// CHECK:           loop.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-4:     memory.store {{.*}}, %[[AS]]
+// CHECK-COUNT-2:     memory.store {{.*}}, %[[BS]]
+// CHECK-NEXT:        gpu.barrier
+// CHECK:             loop.if {{.*}} -> (f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-4:       memory.load %[[A]]
+// CHECK-COUNT-2:       memory.load %[[B]]
+// CHECK:             } else {
+// CHECK-COUNT-2:     memory.load %[[AS]]
+// CHECK-COUNT-2:     memory.load %[[BS]]
+// CHECK-COUNT-4:     math.fma
+// CHECK-COUNT-12:    math.fma
+// CHECK-NEXT:        gpu.barrier
 // CHECK-COUNT-4:     arith.addf
 // CHECK-COUNT-4:   loop.if
 // CHECK:           gpu.terminator
@@ -101,16 +103,42 @@ func.func @epilogue(%a: memref<5x3xf32>, %b: memref<3x6xf32>, %bias: memref<6xf3
 
 // The default tiles (64 x 64, 4 x 4 per thread) fitted to a static 2 x 10 output over
 // K = 784 (logreg's forward at batch 2): thread-m 2, tile-m 2, tile-n 10 rounded up to 12
-// (three threads of 4 columns), tile-k 16 (K is larger): one block of 3 x 1 threads.
+// (three threads of 4 columns), tile-k 16 (K is larger): one block of 3 x 1 threads, each
+// with 2 x 4 multiply-adds per k, 16 k per tile (unrolled).
 
 // FIT-LABEL: func.func @fitted(
 // FIT-DAG:     %[[C1:.*]] = arith.constant 1 : index
 // FIT-DAG:     %[[C3:.*]] = arith.constant 3 : index
 // FIT:         gpu.launch blocks(%{{.*}}) in (%{{[^ ]*}} = %[[C1]], %{{[^ ]*}} = %[[C1]], %{{[^ ]*}} = %[[C1]]) threads(%{{.*}}) in (%{{[^ ]*}} = %[[C3]], %{{[^ ]*}} = %[[C1]], %{{[^ ]*}} = %[[C1]]) workgroup(%{{.*}} : memref<16x2xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x12xf32, #gpu.address_space<workgroup>>) {
-// FIT-COUNT-8:     math.fma
+// FIT-COUNT-128:   math.fma
 // FIT-NOT:         math.fma
 // FIT:           gpu.terminator
 func.func @fitted(%a: memref<2x784xf32>, %b: memref<784x10xf32>, %c: memref<2x10xf32>) {
   linalg.matmul ins(%a, %b : memref<2x784xf32>, memref<784x10xf32>) outs(%c : memref<2x10xf32>)
+  return
+}
+
+// -----
+
+// A large static problem: the tiles and register blocks doubled (128 x 128, 8 x 8 per
+// thread; 64 x 64 blocks, more than `grow-blocks`), the threads the same 16 x 16; the A
+// tile's rows padded by 4 (bank conflicts of the k-major stores); each thread's 8 rows and
+// 8 columns two groups of 4 consecutive ones, 64 apart. 8192 and 16 are multiples of their
+// tiles: no guard anywhere (K is one tile: canonicalize folds the K loop).
+
+// FIT-LABEL: func.func @grown(
+// FIT-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// FIT-DAG:     %[[C16:.*]] = arith.constant 16 : index
+// FIT-DAG:     %[[C64:.*]] = arith.constant 64 : index
+// FIT:         gpu.launch blocks(%{{.*}}) in (%{{[^ ]*}} = %[[C64]], %{{[^ ]*}} = %[[C64]], %{{[^ ]*}} = %[[C1]]) threads(%[[TX:[^,]*]], %[[TY:[^,]*]], %{{.*}}) in (%{{[^ ]*}} = %[[C16]], %{{[^ ]*}} = %[[C16]], %{{[^ ]*}} = %[[C1]]) workgroup(%[[AS:.*]] : memref<16x132xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x128xf32, #gpu.address_space<workgroup>>) {
+// FIT-NOT:         loop.if
+// FIT:             memory.load %[[AS]]
+// FIT-COUNT-7:     memory.load %[[AS]]
+// FIT-COUNT-8:     memory.load %[[BS]]
+// FIT-COUNT-64:    math.fma
+// FIT-NOT:         loop.if
+// FIT:           gpu.terminator
+func.func @grown(%a: memref<8192x16xf32>, %b: memref<16x8192xf32>, %c: memref<8192x8192xf32>) {
+  linalg.matmul ins(%a, %b : memref<8192x16xf32>, memref<16x8192xf32>) outs(%c : memref<8192x8192xf32>)
   return
 }
