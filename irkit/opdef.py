@@ -636,3 +636,21 @@ def op_error(op: Operation, message: str) -> VerifyError:
 def has_trait(op: Operation, trait: type) -> bool:
     cls = type(op)
     return getattr(cls, "_trait_types", None) is not None and trait in cls._trait_types
+
+
+class BareOp(Op):
+    """An op without operands, results or regions, written as its name and attribute
+    dictionary (MLIR's `assemblyFormat = "attr-dict"`): a barrier, a fence, a terminator.
+    Subclasses declare their name, traits and semantics; the assembly is this."""
+
+    __slots__ = ()
+
+    def infer_result_types(self):
+        return []
+
+    @classmethod
+    def parse(cls, p, num_results):
+        return cls.build(attributes=p.parse_optional_attr_dict())
+
+    def print(self, p):
+        p.attr_dict(self)

@@ -8,7 +8,7 @@ that runs it (see `grid`).
 
 from __future__ import annotations
 
-from irkit.opdef import Index, Op, Prop, Pure, Result
+from irkit.opdef import BareOp, Index, Op, Prop, Pure, Result
 from irkit.types import I8, INDEX, MemRefType
 from irkit.dialects.gpu.base import DIMS, WORKGROUP, DimAttr, dim_attr, dim_index, gpu
 from irkit.dialects.gpu.grid import current_thread
@@ -102,7 +102,7 @@ class GridDimOp(_DimensionOp):
 
 
 @gpu.op
-class BarrierOp(Op):
+class BarrierOp(BareOp):
     """Waits until every thread of the block has reached it; the block's workgroup memory
     writes before it are then seen by all its threads. Every thread of a block must reach
     the same barrier (none in code only some threads run).
@@ -112,18 +112,8 @@ class BarrierOp(Op):
 
     name = "gpu.barrier"
 
-    def infer_result_types(self):
-        return []
-
     def verify_(self):
         verify_in_kernel(self)
-
-    @classmethod
-    def parse(cls, p, num_results):
-        return cls.build(attributes=p.parse_optional_attr_dict())
-
-    def print(self, p):
-        p.attr_dict(self)
 
     def interpret(self, interp, values):
         # Blocks with barriers run in lockstep (`grid`), which waits here without calling

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from irkit.ir import Block, Value
 from irkit.opdef import (
-    AnyType, Constraint, HasParent, Index, Op, Operand, OptOperand, RegionDef, Terminator,
+    AnyType, BareOp, Constraint, HasParent, Index, Op, Operand, OptOperand, RegionDef, Terminator,
     VarOperand,
 )
 from irkit.types import I32, INDEX, IndexType
@@ -193,7 +193,7 @@ def _ids_and_sizes(p, ids, size_args, sizes) -> str:
 
 
 @gpu.op
-class TerminatorOp(Op):
+class TerminatorOp(BareOp):
     """Ends the body of a `gpu.launch`: the thread is done.
 
         gpu.terminator
@@ -201,16 +201,6 @@ class TerminatorOp(Op):
 
     name = "gpu.terminator"
     traits = (Terminator(), HasParent("gpu.launch"))
-
-    def infer_result_types(self):
-        return []
-
-    @classmethod
-    def parse(cls, p, num_results):
-        return cls.build(attributes=p.parse_optional_attr_dict())
-
-    def print(self, p):
-        p.attr_dict(self)
 
     def interpret(self, interp, values):
         return []

@@ -34,8 +34,8 @@ import numpy as np
 from irkit.attributes import IntegerAttr
 from irkit.ir import Operation
 from irkit.opdef import (
-    AnyType, AnyVector, Bool, Constraint, I64Attr, Index, Op, Operand, OptProp, Prop, Result,
-    StrAttr, VarOperand, attr_constraint,
+    AnyType, AnyVector, BareOp, Bool, Constraint, I64Attr, Index, Op, Operand, OptProp, Prop,
+    Result, StrAttr, VarOperand, attr_constraint,
 )
 from irkit.rewrite import PatternRewriter, RewritePattern, constant_value
 from irkit.types import I1, I64, IndexType, MemRefType
@@ -306,7 +306,7 @@ class VectorStoreOp(Op):
 
 
 @memory.op
-class FenceOp(Op):
+class FenceOp(BareOp):
     """Orders every store the running thread made before it, non-temporal ones included,
     before its stores after it, as other threads see them (x86's `sfence`). Streaming
     stores (`memory.vector_store {nontemporal = true}`) go through write-combining buffers
@@ -321,16 +321,6 @@ class FenceOp(Op):
     """
 
     name = "memory.fence"
-
-    def infer_result_types(self):
-        return []
-
-    @classmethod
-    def parse(cls, p, num_results):
-        return cls.build(attributes=p.parse_optional_attr_dict())
-
-    def print(self, p):
-        p.attr_dict(self)
 
     def interpret(self, interp, values):
         return None
