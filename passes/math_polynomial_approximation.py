@@ -11,23 +11,33 @@ as weighted minimax polynomials (Lawson's iteration on 20001 points, in float64 
 mpmath, coefficients rounded to f32) on the reduced ranges stated below.
 
 exp(x). x = k ln2 + r, k the integer nearest x log2(e), |r| <= ln2/2 (+ rounding): k comes
-  from adding 1.5 * 2^23 to x log2(e) (in one fma), which rounds it to an integer held in
-  the low mantissa bits, so k as a float is that sum minus 1.5 * 2^23 and k as an i32 the
-  difference of the bits (no float-to-int conversion, which LLVM scalarizes on vectors for
-  its saturation). r = fma(-k, ln2_hi, x), then fma(-k, ln2_lo, r): ln2 in two f32 parts
-  (Cody-Waite), the first product exact inside the fma; e^r = 1 + (r + r^2 P(r)), P of
-  degree 5 (relative error 2^-34 on [-0.35, 0.35]); then the result is scaled by 2^k as two factors
-  2^(k >> 1) * 2^(k - (k >> 1)), each built by writing a biased exponent into the bits of a
-  float. Both factors are normal for every k in [-150, 128], so the first product is exact
-  and the second rounds once, straight into the subnormals (numpy's results there, not a
-  flush to zero), or to +inf. x is clamped to [-104, 89] first: below -104 the result
-  rounds to +0 and above 89 to +inf anyway, and k stays in that range. NaN propagates
-  through the arithmetic (the clamps are ordered compares, false for NaN).
+  from adding R = 1.5 * 2^23 + 254 to x log2(e) (in one fma), which rounds it to an integer
+  held in the low mantissa bits, so -k as a float is R minus that sum, and the sum's bits
+  are R's bits plus k (no float-to-int conversion, which LLVM scalarizes on vectors for its
+  saturation). r = fma(-k, ln2_hi, x), then fma(-k, ln2_lo, r): ln2 in two f32 parts
+  (Cody-Waite), the first product exact inside the fma; e^r = 1 + u, u = r + r^2 P(r), P of
+  degree 4 (relative error of e^r 2^-28.1 on [-0.35, 0.35] with its f32 coefficients, a
+  sixteenth of f32's half ulp; degree 5 made 8.83% of exp's results on a dense sweep of
+  [-104, 89] not correctly rounded, degree 4 8.92%, the worst 1 ulp either way, and took
+  one fma more: 4% of a 4096 x 1024 softmax); then the result is scaled by 2^k as two
+  factors 2^(k >> 1) * 2^(k - (k >> 1)), each built by writing a biased exponent into the
+  bits of a float. Both factors are normal for every k in [-150, 128], so the first product
+  is exact and the second rounds once, straight into the subnormals (numpy's results there,
+  not a flush to zero), or to +inf. The 254 in R (two exponent biases; 1.5 * 2^23 alone
+  would round as well) makes the sum's low bits k + 254: both biased exponents are then a
+  shift and a subtraction away (`_scale`), 4 integer ops where unbiasing k and biasing each
+  half took 7, and (1 + u) 2^(k >> 1) is one fma, the same bits as an add and a multiply.
+  x is clamped to [-104, 89] first: below -104 the result rounds to +0 and above 89 to +inf
+  anyway, and k stays in that range. NaN propagates through the arithmetic (the clamps are
+  ordered compares, false for NaN).
 
-expm1(x). The same reduction and polynomial give u = e^r - 1; with s = 2^k the result is
-  fma(s, u, s - 1), one rounding, s - 1 exact for |k| <= 24 (x clamped to >= -30, where
-  the result is -1 already). For k > 24 the -1 is below half an ulp and exp's scaling of
-  1 + u is used (it also overflows to +inf correctly). expm1(-0) is -0.
+expm1(x). The same reduction gives u = e^r - 1, with P of degree 5 (relative error 2^-34,
+  2^-29.6 with f32 coefficients): here u is the result, not hidden under the rounding of
+  1 + u (degree 4 made 9.8% of expm1's results not correctly rounded against 7.5%). With
+  s = 2^k the result is fma(s, u, s - 1), one rounding, s - 1 exact for |k| <= 24 (x
+  clamped to >= -30, where the result is -1 already). For k > 24 the -1 is below half an
+  ulp and exp's scaling of 1 + u is used (it also overflows to +inf correctly). expm1(-0)
+  is -0.
 
 log(x). x = 2^k m with m in [sqrt(1/2), sqrt(2)), read off the bits: subtracting the bits of
   sqrt(1/2) from x's bits makes the exponent field k (arithmetic shift) and the low 23
@@ -74,9 +84,13 @@ from irkit.dialects import math as math_dialect
 from irkit.dialects.arith import CMPF_PREDICATES, CMPI_PREDICATES, materialize_constant
 
 # Minimax coefficients, lowest degree first (see the module docstring for ranges and errors).
-#: e^r = 1 + r + r^2 P(r) on [-0.35, 0.35]
-_EXP_P = (0.5, 0.1666666567325592, 0.04166628047823906, 0.008333503268659115,
-          0.0013945740647614002, 0.00019789264479186386)
+#: e^r = 1 + r + r^2 P(r) on [-0.35, 0.35] (Lawson against numpy's f64 expm1, weighted by
+#: r^2 / e^r; the coefficients rounded to f32 lowest first, the rest refitted after each)
+_EXP_P = (0.4999999403953552, 0.16666516661643982, 0.041668280959129333,
+          0.00836925208568573, 0.0013820911990478635)
+#: expm1: e^r - 1 = r + r^2 P(r) on [-0.35, 0.35], one degree more (its result is u itself)
+_EXPM1_P = (0.5, 0.1666666567325592, 0.04166628047823906, 0.008333503268659115,
+            0.0013945740647614002, 0.00019789264479186386)
 #: log1p(f) = f + f^2 Q(f) on [sqrt(1/2) - 1, sqrt(2) - 1]
 _LOG_Q = (-0.49999988079071045, 0.33333325386047363, -0.2500161826610565, 0.2000206857919693,
           -0.16608241200447083, 0.14179323613643646, -0.13247844576835632,
@@ -92,8 +106,10 @@ _LOG2E = 1.4426950216293335             # f32(log2 e)
 _SQRT_HALF_BITS = 0x3F3504F3            # f32(sqrt(1/2)) as bits
 _MANTISSA = 0x007FFFFF
 _EXP_LO, _EXP_HI = -104.0, 89.0         # exp's input clamp (module docstring)
-_ROUNDER = 12582912.0                   # 1.5 * 2^23: y + it rounds y to an integer (|y| < 2^22)
-_ROUNDER_BITS = 0x4B400000              # its bits: the integer is the difference of the bits
+#: 1.5 * 2^23 + 254: y + it rounds y to an integer k (|y| < 2^22) and holds k + 254 (two
+#: exponent biases, see `_scale`) in the low mantissa bits
+_ROUNDER = 12583166.0
+_ROUNDER_BITS = 0x4B4000FE              # its bits: k is the difference of the bits
 _TANH_SPLIT = 1.0                       # tanh: polynomial below, exp above
 
 
@@ -182,35 +198,47 @@ class _Emit:
 # ---------------------------------------------------------------------------------------------
 
 
-def _exp_reduce(e: _Emit, x: Value, lo: float) -> tuple[Value, Value]:
-    """(k as i32, u = e^r - 1) for x clamped to [lo, _EXP_HI], x = k ln2 + r."""
+def _exp_reduce(e: _Emit, x: Value, lo: float, p=_EXP_P) -> tuple[Value, Value]:
+    """(n, u = e^r - 1) for x clamped to [lo, _EXP_HI], x = k ln2 + r, u = r + r^2 p(r): n the
+    bits of the rounded sum, `_ROUNDER_BITS + k` as an i32 (what `_scale` reads k from)."""
     x = e.where("olt", x, lo, lo, x)
     x = e.where("ogt", x, _EXP_HI, _EXP_HI, x)
     shifted = e.fma(x, e.fc(_LOG2E), e.fc(_ROUNDER))
     nk = e.sub(e.fc(_ROUNDER), shifted)
     r = e.fma(nk, e.fc(_LN2_HI), x)
     r = e.fma(nk, e.fc(_LN2_LO), r)
-    u = e.fma(e.mul(r, r), e.poly(r, _EXP_P), r)
-    return e.isub(e.bits(shifted), e.ic(_ROUNDER_BITS)), u
+    u = e.fma(e.mul(r, r), e.poly(r, p), r)
+    return e.bits(shifted), u
 
 
-def _scale(e: _Emit, p: Value, k: Value) -> Value:
-    """p 2^k for k in [-150, 128], in two normal factors: one rounding, subnormals kept."""
-    half = e.op(arith.ShRSIOp, k, e.ic(1))
-    return e.mul(e.mul(p, e.pow2(half)), e.pow2(e.isub(k, half)))
+def _scale(e: _Emit, u: Value, n: Value) -> Value:
+    """(1 + u) 2^k for k in [-150, 128] given as n = `_ROUNDER_BITS + k`: two normal
+    factors 2^(k >> 1) and 2^(k - (k >> 1)), one rounding, subnormals kept.
+
+    With m = k + 254 in [104, 382] the low bits of n (those of 1.5 * 2^23 are 0 below bit
+    22), `n >> 1` ends in m >> 1 = (k >> 1) + 127 and `n - (n >> 1)` in
+    m - (m >> 1) = (k - (k >> 1)) + 127: both biased exponents in [52, 191], which a shift
+    by 23 puts in place while the high bits fall off. `(1 + u) f1` is one fma: f1 is a
+    power of 2 and the product normal, so it is RN(1 + u) f1 exactly, as an add and a
+    multiply would give."""
+    a = e.op(arith.ShRUIOp, n, e.ic(1))
+    f1 = e.float_of_bits(e.op(arith.ShLIOp, a, e.ic(23)))
+    f2 = e.float_of_bits(e.op(arith.ShLIOp, e.isub(n, a), e.ic(23)))
+    return e.mul(e.fma(u, f1, f1), f2)
 
 
 def _exp(e: _Emit, x: Value) -> Value:
-    k, u = _exp_reduce(e, x, _EXP_LO)
-    return _scale(e, e.add(u, e.fc(1.0)), k)
+    n, u = _exp_reduce(e, x, _EXP_LO)
+    return _scale(e, u, n)
 
 
 def _expm1(e: _Emit, x: Value) -> Value:
-    k, u = _exp_reduce(e, x, -30.0)
+    n, u = _exp_reduce(e, x, -30.0, _EXPM1_P)
+    k = e.isub(n, e.ic(_ROUNDER_BITS))
     big = e.icmp("sgt", k, e.ic(24))
     s = e.pow2(e.select(big, e.ic(24), k))
     small = e.fma(s, u, e.sub(s, e.fc(1.0)))
-    r = e.select(big, _scale(e, e.add(u, e.fc(1.0)), k), small)
+    r = e.select(big, _scale(e, u, n), small)
     return e.select(e.fcmp("oeq", x, e.fc(0.0)), x, r)          # -0 stays -0
 
 

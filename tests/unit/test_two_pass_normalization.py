@@ -2,10 +2,10 @@
 three-pass forms did (passes/graph_to_linalg/loss.py and nn.py).
 
 - softmax / log_softmax keep the values bit for bit: the oracle is numpy doing the three
-  passes by hand (row maximum, f32 exponential, sequential f64 sum rounded once, division),
-  against the lowered linalg run by the interpreter, whose `math.exp` is numpy's; and at the
-  loop level the stored exponentials are the output buffer itself (no temporary) and the
-  loop that sums and stores them is vectorized.
+  passes by hand (row maximum, f32 exponential, sequential f64 sum, its reciprocal rounded
+  once, a multiplication), against the lowered linalg run by the interpreter, whose
+  `math.exp` is numpy's; and at the loop level the stored exponentials are the output
+  buffer itself (no temporary) and the loop that sums and stores them is vectorized.
 - layernorm's one-pass statistics (sums shifted by the row's first element) are checked on
   rows built to break a careless one-pass variance: a large offset, an outlier first
   element, a tiny first element (x - K rounded), constant rows (variance exactly 0), one
@@ -70,8 +70,8 @@ def run_linalg(src: str, args) -> list[np.ndarray]:
 
 def three_passes(x: np.ndarray, axis: int, log: bool) -> np.ndarray:
     """The three-pass softmax by hand: the same f32 exponential (`math.exp`'s meaning:
-    computed in f64, rounded once), the same sequential f64 sum rounded once to f32, the
-    same division (log_softmax: the log of the f64 sum)."""
+    computed in f64, rounded once), the same sequential f64 sum, its reciprocal rounded
+    once to f32, and the product (log_softmax: the log of the f64 sum)."""
     with np.errstate(all="ignore"):
         m = np.max(x, axis=axis, keepdims=True)
         z = x - np.where(np.isfinite(m), m, np.float32(0))
@@ -80,7 +80,7 @@ def three_passes(x: np.ndarray, axis: int, log: bool) -> np.ndarray:
         total = np.take(total, [-1], axis=axis)
         if log:
             return z - np.log(total).astype(np.float32)
-        return e / total.astype(np.float32)
+        return e * (1.0 / total).astype(np.float32)
 
 
 def test_softmax_values_are_the_three_pass_ones_bit_for_bit():

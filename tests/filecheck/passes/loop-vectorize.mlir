@@ -1,4 +1,5 @@
-// RUN: irkit-opt %s -p 'loop-vectorize{width=8 remarks=true}' | FileCheck %s
+// RUN: irkit-opt %s -p 'loop-vectorize{width=8 interleave=1 remarks=true}' | FileCheck %s
+// RUN: irkit-opt %s -p 'loop-vectorize{width=8}' | FileCheck %s --check-prefix=INTERLEAVE
 
 // An elementwise loop: unit-stride loads and stores become 8-lane vector accesses, the
 // invariant scale factor is broadcast, and the original loop is kept as the scalar
@@ -230,4 +231,137 @@ func.func @shifted(%x: memref<34xf32>, %y: memref<32xf32>) {
     memory.store %w, %y[%j] : memref<32xf32>
   }
   return
+}
+
+// Interleaving (the second RUN line, the default interleave=4): a short reduction body is
+// run 4 times per iteration, each copy carrying its own partial results, so 4 chains of
+// `maximumf` run side by side. The copies' partials are combined lane-wise (a tree), a
+// one-copy vector loop continues from them to the last multiple of 8, and the reduction
+// and the scalar remainder follow as without interleaving.
+
+// INTERLEAVE-LABEL: func.func @interleaved_max(
+// INTERLEAVE-SAME:      %[[A:[^:]*]]: memref<?xf32>, %[[INIT:[^:]*]]: f32)
+// INTERLEAVE-DAG:     %[[C8:.*]] = arith.constant 8 : index
+// INTERLEAVE-DAG:     %[[C16:.*]] = arith.constant 16 : index
+// INTERLEAVE-DAG:     %[[C24:.*]] = arith.constant 24 : index
+// INTERLEAVE-DAG:     %[[C32:.*]] = arith.constant 32 : index
+// INTERLEAVE:         %[[N:.*]] = memory.dim %[[A]], 0
+// INTERLEAVE-NEXT:    %[[R1:.*]] = arith.remsi %[[N]], %[[C8]] : index
+// INTERLEAVE-NEXT:    %[[M1:.*]] = arith.subi %[[N]], %[[R1]] : index
+// INTERLEAVE:         %[[NEGINF:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// INTERLEAVE-NEXT:    %[[R4:.*]] = arith.remsi %[[N]], %[[C32]] : index
+// INTERLEAVE-NEXT:    %[[M4:.*]] = arith.subi %[[N]], %[[R4]] : index
+// INTERLEAVE-NEXT:    %[[P:.*]]:4 = loop.for %[[K:.*]] = %{{.*}} to %[[M4]] step %[[C32]] iter_args(%[[A0:.*]] = %[[NEGINF]], %[[A1:.*]] = %[[NEGINF]], %[[A2:.*]] = %[[NEGINF]], %[[A3:.*]] = %[[NEGINF]]) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// INTERLEAVE-NEXT:      %[[X0:.*]] = memory.vector_load %[[A]][%[[K]]]
+// INTERLEAVE-NEXT:      %[[Y0:.*]] = arith.maximumf %[[A0]], %[[X0]] : vector<8xf32>
+// INTERLEAVE-NEXT:      %[[K1:.*]] = arith.addi %[[K]], %[[C8]] : index
+// INTERLEAVE-NEXT:      %[[X1:.*]] = memory.vector_load %[[A]][%[[K1]]]
+// INTERLEAVE-NEXT:      %[[Y1:.*]] = arith.maximumf %[[A1]], %[[X1]] : vector<8xf32>
+// INTERLEAVE-NEXT:      %[[K2:.*]] = arith.addi %[[K]], %[[C16]] : index
+// INTERLEAVE-NEXT:      %[[X2:.*]] = memory.vector_load %[[A]][%[[K2]]]
+// INTERLEAVE-NEXT:      %[[Y2:.*]] = arith.maximumf %[[A2]], %[[X2]] : vector<8xf32>
+// INTERLEAVE-NEXT:      %[[K3:.*]] = arith.addi %[[K]], %[[C24]] : index
+// INTERLEAVE-NEXT:      %[[X3:.*]] = memory.vector_load %[[A]][%[[K3]]]
+// INTERLEAVE-NEXT:      %[[Y3:.*]] = arith.maximumf %[[A3]], %[[X3]] : vector<8xf32>
+// INTERLEAVE-NEXT:      loop.yield %[[Y0]], %[[Y1]], %[[Y2]], %[[Y3]]
+// INTERLEAVE-NEXT:    }
+// INTERLEAVE-NEXT:    %[[M01:.*]] = arith.maximumf %[[P]]#0, %[[P]]#1 : vector<8xf32>
+// INTERLEAVE-NEXT:    %[[M23:.*]] = arith.maximumf %[[P]]#2, %[[P]]#3 : vector<8xf32>
+// INTERLEAVE-NEXT:    %[[M:.*]] = arith.maximumf %[[M01]], %[[M23]] : vector<8xf32>
+// INTERLEAVE-NEXT:    %[[Q:.*]] = loop.for %[[J:.*]] = %[[M4]] to %[[M1]] step %[[C8]] iter_args(%[[B:.*]] = %[[M]]) -> (vector<8xf32>) {
+// INTERLEAVE-NEXT:      %[[X:.*]] = memory.vector_load %[[A]][%[[J]]]
+// INTERLEAVE-NEXT:      %[[Y:.*]] = arith.maximumf %[[B]], %[[X]] : vector<8xf32>
+// INTERLEAVE-NEXT:      loop.yield %[[Y]] : vector<8xf32>
+// INTERLEAVE-NEXT:    }
+// INTERLEAVE-NEXT:    %[[RED:.*]] = vector.reduction <maximumf>, %[[Q]], %[[INIT]] : vector<8xf32> into f32
+// INTERLEAVE-NEXT:    loop.for %{{.*}} = %[[M1]] to %[[N]] step %{{.*}} iter_args(%{{.*}} = %[[RED]]) -> (f32) {
+// INTERLEAVE:           arith.maximumf %{{.*}} : f32
+func.func @interleaved_max(%a: memref<?xf32>, %init: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memory.dim %a, 0 : memref<?xf32>
+  %r = loop.for %k = %c0 to %n step %c1 iter_args(%acc = %init) -> (f32) {
+    %x = memory.load %a[%k] : memref<?xf32>
+    %s = arith.maximumf %acc, %x : f32
+    loop.yield %s : f32
+  }
+  return %r : f32
+}
+
+// Static trip counts: 64 f32 terms summed in f64 are two rounds of 4 copies and nothing
+// after them (no one-copy loop, no remainder); 40 integers are one round and one more
+// vector; 20 are fewer than 4 * 8 and keep one chain.
+
+// INTERLEAVE-LABEL: func.func @interleaved_static(
+// INTERLEAVE:         loop.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<8xf64>, vector<8xf64>, vector<8xf64>, vector<8xf64>) {
+// INTERLEAVE-COUNT-4:   arith.addf %{{.*}} : vector<8xf64>
+// INTERLEAVE:         }
+// INTERLEAVE-NEXT:    arith.addf %{{.*}} : vector<8xf64>
+// INTERLEAVE-NEXT:    arith.addf %{{.*}} : vector<8xf64>
+// INTERLEAVE-NEXT:    %[[S:.*]] = arith.addf %{{.*}} : vector<8xf64>
+// INTERLEAVE-NEXT:    vector.reduction <add>, %[[S]], %{{.*}} fastmath<reassoc> : vector<8xf64> into f64
+// INTERLEAVE-NOT:     -> (f64)
+// INTERLEAVE:         -> (vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>)
+// INTERLEAVE:         }
+// INTERLEAVE-NEXT:    arith.addi %{{.*}} : vector<8xi32>
+// INTERLEAVE-NEXT:    arith.addi %{{.*}} : vector<8xi32>
+// INTERLEAVE-NEXT:    %[[I:.*]] = arith.addi %{{.*}} : vector<8xi32>
+// INTERLEAVE-NEXT:    loop.for {{.*}} iter_args(%{{.*}} = %[[I]]) -> (vector<8xi32>) {
+// INTERLEAVE:         vector.reduction <add>, %{{.*}} : vector<8xi32> into i32
+// INTERLEAVE-NOT:     -> (i32)
+// INTERLEAVE:         loop.for {{.*}} -> (vector<8xi32>) {
+// INTERLEAVE-NOT:     vector<8xi32>, vector<8xi32>
+// INTERLEAVE:         vector.reduction <add>
+// INTERLEAVE:         return
+func.func @interleaved_static(%a: memref<64xf32>, %b: memref<40xi32>, %c: memref<20xi32>)
+    -> (f64, i32, i32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c20 = arith.constant 20 : index
+  %c40 = arith.constant 40 : index
+  %c64 = arith.constant 64 : index
+  %z = arith.constant 0.0 : f64
+  %zi = arith.constant 0 : i32
+  %r = loop.for %k = %c0 to %c64 step %c1 iter_args(%acc = %z) -> (f64) {
+    %x = memory.load %a[%k] : memref<64xf32>
+    %e = arith.extf %x : f32 to f64
+    %s = arith.addf %acc, %e : f64
+    loop.yield %s : f64
+  }
+  %q = loop.for %k = %c0 to %c40 step %c1 iter_args(%acc = %zi) -> (i32) {
+    %x = memory.load %b[%k] : memref<40xi32>
+    %s = arith.addi %acc, %x : i32
+    loop.yield %s : i32
+  }
+  %t = loop.for %k = %c0 to %c20 step %c1 iter_args(%acc = %zi) -> (i32) {
+    %x = memory.load %c[%k] : memref<20xi32>
+    %s = arith.addi %acc, %x : i32
+    loop.yield %s : i32
+  }
+  return %r, %q, %t : f64, i32, i32
+}
+
+// A body with an op that expands into a long sequence (exp) is bound by its ops, not by
+// the chain: one copy.
+
+// INTERLEAVE-LABEL: func.func @exp_sum_one_chain(
+// INTERLEAVE:         loop.for {{.*}} -> (vector<8xf32>) {
+// INTERLEAVE-NEXT:      memory.vector_load
+// INTERLEAVE-NEXT:      math.exp %{{.*}} : vector<8xf32>
+// INTERLEAVE-NEXT:      arith.addf
+// INTERLEAVE-NEXT:      loop.yield
+// INTERLEAVE-NOT:     vector<8xf32>, vector<8xf32>
+// INTERLEAVE:         return
+func.func @exp_sum_one_chain(%a: memref<?xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %n = memory.dim %a, 0 : memref<?xf32>
+  %r = loop.for %k = %c0 to %n step %c1 iter_args(%acc = %z) -> (f32) {
+    %x = memory.load %a[%k] : memref<?xf32>
+    %e = math.exp %x : f32
+    %s = arith.addf %acc, %e : f32
+    loop.yield %s : f32
+  }
+  return %r : f32
 }

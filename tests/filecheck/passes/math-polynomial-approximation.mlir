@@ -1,21 +1,26 @@
 // RUN: irkit-opt %s -p math-polynomial-approximation | FileCheck %s
 // RUN: irkit-opt %s -p 'math-polynomial-approximation{ops=log}' | FileCheck %s --check-prefix=ONLY-LOG
 
-// exp on f32: clamp, k = x log2 e rounded by adding 1.5 * 2^23, Cody-Waite reduction in
-// two fmas, the polynomial, and 2^k written into the exponent bits as two factors.
+// exp on f32: clamp, k = x log2 e rounded by adding 1.5 * 2^23 + 254 (the sum's low bits
+// hold k plus two exponent biases), Cody-Waite reduction in two fmas, the polynomial, and
+// 2^k as two factors whose biased exponents are the bits shifted right by one and the
+// rest, each shifted into place; (1 + u) times the first is one fma.
 // CHECK-LABEL: func.func @exp_scalar
 // CHECK-NOT: math.exp
 // CHECK: arith.cmpf olt
-// CHECK: [[MAGIC:%.*]] = arith.constant 0x4B400000 : f32
+// CHECK: [[MAGIC:%.*]] = arith.constant 0x4B4000FE : f32
 // CHECK: [[SHIFTED:%.*]] = math.fma %{{.*}}, %{{.*}}, [[MAGIC]] : f32
 // CHECK: math.fma
 // CHECK: [[BITS:%.*]] = arith.bitcast [[SHIFTED]] : f32 to i32
-// CHECK: [[KI:%.*]] = arith.subi [[BITS]]
-// CHECK: [[HALF:%.*]] = arith.shrsi [[KI]]
-// CHECK: arith.shli
-// CHECK: arith.bitcast {{.*}} : i32 to f32
-// CHECK: arith.subi [[KI]], [[HALF]]
-// CHECK: [[R:%.*]] = arith.mulf
+// CHECK: [[HALF:%.*]] = arith.shrui [[BITS]], %{{.*}} : i32
+// CHECK: [[E1:%.*]] = arith.shli [[HALF]], [[C23:%.*]] : i32
+// CHECK-NEXT: [[F1:%.*]] = arith.bitcast [[E1]] : i32 to f32
+// CHECK-NEXT: [[REST:%.*]] = arith.subi [[BITS]], [[HALF]] : i32
+// CHECK-NEXT: [[E2:%.*]] = arith.shli [[REST]], [[C23]] : i32
+// CHECK-NEXT: [[F2:%.*]] = arith.bitcast [[E2]] : i32 to f32
+// CHECK-NEXT: [[P:%.*]] = math.fma %{{.*}}, [[F1]], [[F1]] : f32
+// CHECK-NEXT: [[R:%.*]] = arith.mulf [[P]], [[F2]] : f32
+// CHECK-NOT: arith.addf
 // CHECK-NOT: math.exp
 // CHECK: return [[R]] : f32
 // ONLY-LOG-LABEL: func.func @exp_scalar

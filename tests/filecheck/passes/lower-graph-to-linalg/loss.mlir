@@ -2,9 +2,10 @@
 
 // softmax: two passes over x. The row maximum (from -inf); then one reduction generic that
 // sums exp(x - shift) in f64 (shift: the maximum, or 0 where it is not finite) and stores
-// each exponential in a second output indexed by both loops; the sum rounded once per row;
-// then the normalization reads the stored exponentials, not x, as its own output (in
-// place): e / sum, the exponential computed once.
+// each exponential in a second output indexed by both loops; the wide sum's reciprocal
+// rounded once per row; then the normalization reads the stored exponentials, not x, as its
+// own output (in place): e * (1 / sum), the exponential computed once, no division per
+// element.
 // CHECK-LABEL: func.func @softmax_rows(
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<?x10xf32>)
 // CHECK-DAG:     %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
@@ -28,15 +29,34 @@
 // CHECK-NEXT:      linalg.yield %[[N]], %[[E]] : f64, f32
 // CHECK:         %[[T:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[S]]#0 : tensor<?xf64>) outs(%{{.*}} : tensor<?xf32>)
 // CHECK-NEXT:    ^bb0(%[[WS:.*]]: f64, %{{.*}}: f32):
-// CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[WS]] : f64 to f32
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT:      %[[INV:.*]] = arith.divf %[[ONE]], %[[WS]] : f64
+// CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[INV]] : f64 to f32
+// CHECK-NEXT:      linalg.yield %[[R]] : f32
 // CHECK:         %[[Y:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%[[T]] : tensor<?xf32>) outs(%[[S]]#1 : tensor<?x10xf32>)
-// CHECK-NEXT:    ^bb0(%[[TOT:.*]]: f32, %[[EXP:.*]]: f32):
-// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[EXP]], %[[TOT]] : f32
+// CHECK-NEXT:    ^bb0(%[[RECIP:.*]]: f32, %[[EXP:.*]]: f32):
+// CHECK-NEXT:      %[[Q:.*]] = arith.mulf %[[EXP]], %[[RECIP]] : f32
 // CHECK-NEXT:      linalg.yield %[[Q]] : f32
 // CHECK:         return %[[Y]]
 func.func @softmax_rows(%x: tensor<?x10xf32>) -> tensor<?x10xf32> {
   %0 = graph.softmax %x {axis = 1 : i64} : (tensor<?x10xf32>) -> tensor<?x10xf32>
   return %0 : tensor<?x10xf32>
+}
+
+// f16 keeps the division: 1 / sum would be subnormal in f16 for rows over 2^14 elements.
+// CHECK-LABEL: func.func @softmax_f16(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%{{.*}} : tensor<?xf64>) outs(%{{.*}} : tensor<?xf16>)
+// CHECK-NEXT:    ^bb0(%[[WS:.*]]: f64, %{{.*}}: f16):
+// CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[WS]] : f64 to f16
+// CHECK-NEXT:      linalg.yield %[[R]] : f16
+// CHECK:         linalg.generic
+// CHECK-NEXT:    ^bb0(%[[TOT:.*]]: f16, %[[EXP:.*]]: f16):
+// CHECK-NEXT:      arith.divf %[[EXP]], %[[TOT]] : f16
+// CHECK-NOT:       arith.mulf
+// CHECK:         return
+func.func @softmax_f16(%x: tensor<?x10xf16>) -> tensor<?x10xf16> {
+  %0 = graph.softmax %x {axis = 1 : i64} : (tensor<?x10xf16>) -> tensor<?x10xf16>
+  return %0 : tensor<?x10xf16>
 }
 
 // log_softmax along axis 0: the same two passes with axis 0 a reduction loop; the sum's
