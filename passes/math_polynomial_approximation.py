@@ -8,7 +8,8 @@ selects and integer ops on the exponent bits: a vector of 16 lanes costs what on
 does, and a loop of them vectorizes. The idea is MLIR's `-test-math-polynomial-approximation`
 (and Cephes / SLEEF before it); the reductions and polynomials here are irkit's own, fitted
 as weighted minimax polynomials (Lawson's iteration on 20001 points, in float64 against
-mpmath, coefficients rounded to f32) on the reduced ranges stated below.
+mpmath -- exp's degree-4 P against numpy's float64 expm1 -- coefficients rounded to f32) on
+the reduced ranges stated below.
 
 exp(x). x = k ln2 + r, k the integer nearest x log2(e), |r| <= ln2/2 (+ rounding): k comes
   from adding R = 1.5 * 2^23 + 254 to x log2(e) (in one fma), which rounds it to an integer
