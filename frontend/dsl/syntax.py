@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -238,32 +239,59 @@ class _Newlines:
             yield tok
 
 
+#: the package's own folder for the parser tables (`_parser_tables`), as for its bytecode
+TABLES_BESIDE = os.path.join(os.path.dirname(__file__), "__pycache__")
+
+
 @lru_cache(maxsize=None)
 def _parser():
     from lark import Lark
     path = os.path.join(os.path.dirname(__file__), "grammar.lark")
     with open(path, encoding="utf-8") as f:
         grammar = f.read()
-    return Lark(grammar, parser="lalr", lexer="basic", postlex=_Newlines(),
-                propagate_positions=True, maybe_placeholders=True, cache=_parser_cache(grammar))
+    tables = _parser_tables(grammar)
+    # lark reads `cache` when it is there and sound, else builds the tables and writes them
+    # there: into a temporary of our own, renamed over the file once whole, so that a process
+    # reading it meanwhile never sees half of one (lark writes in place)
+    scratch = None if tables is None or os.path.exists(tables) else \
+        f"{tables}.{os.getpid()}-{threading.get_ident()}.tmp"
+    parser = Lark(grammar, parser="lalr", lexer="basic", postlex=_Newlines(),
+                  propagate_positions=True, maybe_placeholders=True,
+                  cache=scratch or tables or False)
+    if scratch is not None:
+        try:
+            os.replace(scratch, tables)
+        except OSError:             # not written (lark only logs that): nothing to keep
+            pass
+    return parser
 
 
-def _parser_cache(grammar: str) -> str | bool:
+def _parser_tables(grammar: str) -> str | None:
     """Where lark keeps this grammar's LALR tables between processes (building them is
-    0.15-0.3 s of every fresh process's first compile; loading them, 5 ms): a file per
-    grammar in the user's irkit cache folder (`irkit.user_cache`), which lark checks against
-    the grammar, its options and its own version before use. False: no cache."""
+    0.1-0.3 s of a fresh process's first compile; loading them, 5 ms), or None (no cache:
+    `IRKIT_CACHE_DIR` set empty).
+
+    The tables depend only on the grammar, lark's version and Python's, all of which lark
+    checks before using a file (a stale or damaged one is rebuilt). So, as Python keeps
+    bytecode: beside the package (its `__pycache__`) where that folder is writable or the
+    file is already there, and every process of every user (a fresh cache folder
+    included, as the compile-time benchmark's) loads them; else in the user's cache folder
+    (`irkit.user_cache`)."""
     import hashlib
     from irkit.user_cache import cache_directory
     folder = cache_directory()
     if folder is None:
-        return False
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError:
-        return False
-    digest = hashlib.sha256(grammar.encode("utf-8")).hexdigest()[:16]
-    return os.path.join(folder, f"dsl-grammar-{digest}.lark")
+        return None
+    name = f"dsl-grammar-{hashlib.sha256(grammar.encode('utf-8')).hexdigest()[:16]}.lark"
+    for where in (TABLES_BESIDE, folder):
+        try:
+            os.makedirs(where, exist_ok=True)
+        except OSError:
+            continue
+        path = os.path.join(where, name)
+        if os.path.isfile(path) or os.access(where, os.W_OK):
+            return path
+    return None
 
 
 def parse_program(text: str, filename: str) -> Program:

@@ -361,17 +361,45 @@ def _bodies(module) -> list:
             and "graph.output_sizes_of" not in fn.attributes]
 
 
-def test_dsl_parser_tables_are_cached_and_a_bad_file_is_rebuilt(cache_dir):
-    """The DSL's LALR tables are kept in the cache folder (a fresh process skips building
-    them); a damaged file is rebuilt, and the parser parses the same either way."""
+def test_dsl_parser_tables_are_cached_and_a_bad_file_is_rebuilt(cache_dir, tmp_path,
+                                                                 monkeypatch):
+    """The DSL's LALR tables are kept beside the package (a fresh process skips building
+    them, whatever its cache folder); a damaged file is rebuilt, and the parser parses the
+    same either way. No temporary is left behind."""
     from irkit.frontend.dsl import syntax
+    beside = tmp_path / "package"
+    monkeypatch.setattr(syntax, "TABLES_BESIDE", str(beside))
     build = syntax._parser.__wrapped__
     want = build().parse(TINY)
+    (table,) = os.listdir(beside)
+    assert table.startswith("dsl-grammar-") and table.endswith(".lark")
+    assert not cache_dir.exists() or not os.listdir(cache_dir)
+    assert build().parse(TINY) == want
+    (beside / table).write_bytes(b"damaged")
+    assert build().parse(TINY) == want
+    assert (beside / table).read_bytes() != b"damaged"
+    assert os.listdir(beside) == [table]
+
+
+def test_dsl_parser_tables_go_to_the_cache_folder_where_the_package_is_read_only(
+        cache_dir, tmp_path, monkeypatch):
+    """A package folder that cannot be written (a system install) leaves the tables to the
+    user's cache folder; `IRKIT_CACHE_DIR` set empty keeps none anywhere."""
+    from irkit.frontend.dsl import syntax
+    beside = tmp_path / "package"
+    beside.mkdir()
+    monkeypatch.setattr(syntax, "TABLES_BESIDE", str(beside))
+    monkeypatch.setattr(os, "access", lambda path, mode: str(path) != str(beside))
+    build = syntax._parser.__wrapped__
+    want = build().parse(TINY)
+    assert os.listdir(beside) == []
     (table,) = [f for f in os.listdir(cache_dir) if f.startswith("dsl-grammar-")]
     assert build().parse(TINY) == want
-    (cache_dir / table).write_bytes(b"damaged")
+    monkeypatch.undo()
+    monkeypatch.setattr(syntax, "TABLES_BESIDE", str(beside))
+    monkeypatch.setenv("IRKIT_CACHE_DIR", "")
     assert build().parse(TINY) == want
-    assert (cache_dir / table).read_bytes() != b"damaged"
+    assert os.listdir(beside) == []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -329,3 +329,58 @@ def test_peephole_benefit_counts_matched_ops():
 
 def test_mulf_of_negations_pattern_on_the_op_class():
     assert any("arith.negf" in getattr(p, "rule", "") for p in MulFOp.canonicalization_patterns)
+
+
+# ----- which ops the folder reads --------------------------------------------------------------
+
+
+@pytest.fixture
+def testfold_ops():
+    """Two ops of a test-only dialect, neither with a folder of its own: `testfold.comm` is
+    commutative, `testfold.plain` is not (registered for one test only, so the registry-driven
+    contract tests never see them)."""
+    from irkit.opdef import AnyType, Commutative, Dialect, Op, Operand, Pure, Result, \
+        unregister_dialect
+    testfold = Dialect("testfold", "Test-only ops without folders.")
+
+    @testfold.op
+    class CommOp(Op):
+        """"testfold.comm"(%a, %b) : (f32, f32) -> f32"""
+
+        name = "testfold.comm"
+        lhs = Operand(AnyType)
+        rhs = Operand(AnyType)
+        result = Result(AnyType)
+        traits = (Pure(), Commutative())
+
+    @testfold.op
+    class PlainOp(Op):
+        """"testfold.plain"(%a, %b) : (f32, f32) -> f32"""
+
+        name = "testfold.plain"
+        lhs = Operand(AnyType)
+        rhs = Operand(AnyType)
+        result = Result(AnyType)
+        traits = (Pure(),)
+
+    yield CommOp, PlainOp
+    unregister_dialect("testfold")
+
+
+def test_folder_skips_ops_without_a_folder_but_not_commutative_ones(testfold_ops):
+    """An op without a folder of its own is left as it is by the folder; a commutative one
+    without a folder still has its constant operand moved to the right (MLIR's
+    foldCommutative), which patterns rely on."""
+    m = parse_module("""
+      func.func @f(%a: f32) -> (f32, f32) {
+        %c = arith.constant 2.0 : f32
+        %0 = "testfold.comm"(%c, %a) : (f32, f32) -> f32
+        %1 = "testfold.plain"(%c, %a) : (f32, f32) -> f32
+        return %0, %1 : f32, f32
+      }""")
+    assert apply_patterns_greedily(m, [])
+    ops = {op.name: op for op in m.walk()}
+    const = ops["arith.constant"].results[0]
+    comm, plain = ops["testfold.comm"], ops["testfold.plain"]
+    assert (comm.lhs, comm.rhs) == (_func(m).regions[0].blocks[0].args[0], const)
+    assert (plain.lhs, plain.rhs) == (const, _func(m).regions[0].blocks[0].args[0])
