@@ -20,9 +20,11 @@ nest, as before.
 The f64 accumulator. The graph's contraction writes a temporary f64 buffer that a zero fill
 precedes and an epilogue (`truncf`, bias, relu, ...) reads. Two rewrites cut its traffic:
 the fill is folded (the first K block stores its sums instead of adding them to C, which it
-then never reads; only where K is static and not zero), and a buffer whose trailing dims
-are B's (a convolution's output pixels) is collapsed into one row, so that the micro-kernel
-stores whole vectors where an NCHW row (12 floats in examples/cnn.irk) is shorter than one.
+then never reads; where K is dynamic, the fill runs after the nest under `K == 0`, and a
+last K step that is also the first, all of K one chunk, adds nothing from C: the weight
+gradients' K is the batch), and a buffer whose trailing dims are B's (a convolution's
+output pixels) is collapsed into one row, so that the micro-kernel stores whole vectors
+where an NCHW row (12 floats in examples/cnn.irk) is shorter than one.
 
 The nest (BLIS's five loops around a micro-kernel; Van Zee and van de Geijn, 2015):
 
@@ -67,7 +69,7 @@ round): 1024^3 99.3 GFLOP/s (numpy 98.5; epilogue as its own nest, kc = 256: 90.
 2048x2048x512 102.1 (numpy 93.2; own nest: 68.0: the 32 MB f64 accumulator, written,
 faulted in and read back, was a third of the time). Where K is dynamic and 0 the nest
 stores nothing: the members are kept under a `loop.if` on K == 0, reading the filled
-accumulator.
+accumulator (filled under the same condition just before).
 
 Threads. The row blocks are the threads' unit; where static M is one row block and there
 is a batch dim (a convolution's filters are few: 8 and 16 in examples/cnn.irk), the outer
@@ -90,9 +92,29 @@ M - 1: computed, never stored), for one factor and one M and K dim (no index spl
 element); `direct-a=false` packs it as before. Measured (1 thread, best of 300, load 17-47):
 the logistic regression's x @ w (100 x 10 x 784) 37 us against 66 packed, its x^T @ dz
 (784 x 10 x 100) 36 against 78 (numpy 23 and 20); its whole training step 85 against 155
-us (numpy by hand 80; load 5). What is left is the tile's width: 10 of 16 lanes do work, so
-the FMAs alone take about 29 us at this machine's peak; only a kernel with vectors along M
-(or along K, dot products) would use all lanes.
+us (numpy by hand 80; load 5). What was left is the tile's width: 10 of 16 lanes do work.
+
+Few columns. Where N, static, leaves more than a quarter of its vectors' lanes idle, the
+vectors run along another dim instead, every lane busy:
+- along K, as dot products (passes/blis/dot.py), where A is read along K at stride 1 and
+  K, static, is at least a vector and at most `chunk` vectors (the logistic regression's
+  x @ w, the MLP's h @ w2): B transposed once (K x N), a tile of rows times a group of
+  columns in vector accumulators, their lanes summed at the end;
+- along M, the sides swapped (`contraction.swapped`, `nest.transpose_wins`), where A is
+  read along M at stride 1 and M, static, is a multiple of the lanes (the weight gradients
+  x^T @ dz and h^T @ dz): the same nest with B = x read where it lies by whole vectors
+  (`nest.b_readable`: no packed B panel), dz^T packed as A, and C, whose rows now run
+  along the nest's M, stored element by element (its epilogue too, rows innermost).
+Measured (1 thread, median of 300 interleaved calls of the compiled function, load 1.2,
+numpy in the same rounds; the call itself costs about 12 us of Python): x @ w (100 x 10 x
+784) 42.3 against 55.4 us (numpy 29.8; the kernel 15.3 us in the training step's
+`Model.profile`, 26.6 before in its own: 49k FMAs, at this machine's one 16-lane FMA a
+cycle), x^T @ dz 33.1 against 37.5
+(numpy 21.6); bench/run.py's logistic regression step, one process per variant pinned to
+one core, four alternating rounds of 3 s (load 1.9-2.0), median 63.2-64.8 against
+80.1-81.7 us (numpy by hand 78.4-79.3), its MLP step at B = 128 1396-1398 against
+1435-1476 us (numpy 1338-1360).
+`dot=false` and `transpose=false` keep the N-wide tile.
 
 Numerics. The kernel accumulates in float32 with fused multiply-adds from zero and adds the
 partial sums into C (BLIS's beta = 1), so C's initial value is included and a K loop of length
@@ -147,13 +169,17 @@ from __future__ import annotations
 from irkit.builder import Builder
 from irkit.ir import Operation
 from irkit.pass_manager import Pass, register_pass
+from irkit.target import host
 from irkit.dialects.fusion import GroupOp
 from irkit.passes.blis import epilogue as epilogues
 from irkit.passes.blis.contraction import (
-    Contraction, contractions, flatten_accumulator, zero_fill,
+    Contraction, contractions, flatten_accumulator, swapped, zero_fill,
 )
+from irkit.passes.blis.dot import Dot, dot_schedule, dot_wins
 from irkit.passes.blis.epilogue import Epilogue
-from irkit.passes.blis.nest import NOWHERE, TILE, Blis, schedule
+from irkit.passes.blis.nest import (
+    NOWHERE, TILE, Blis, schedule, transpose_wins, vector_lanes,
+)
 from irkit.passes.lower_linalg_to_loop import IndexConstants
 
 
@@ -178,6 +204,14 @@ def _place_members(ep: Epilogue, blis: Blis) -> None:
     at = Builder.before(c.op)
     e.if_(at, e.eq(at, blis.K, 0), lambda b: [b.insert(m.detach()) for m in ep.ops()],
           lambda b: None)
+
+
+def _keep_for_empty_k(fill: Operation, blis: Blis) -> None:
+    """The zero fill of an output whose K is dynamic, folded into the nest (its first K
+    step stores), runs after it only where K == 0 (the nest then stores nothing)."""
+    at = Builder.before(blis.c.op)
+    blis.e.if_(at, blis.e.eq(at, blis.K, 0), lambda b: b.insert(fill.detach()),
+               lambda b: None)
 
 
 def drop_temporary(buffer) -> None:
@@ -214,15 +248,18 @@ class LinalgMatmulBlis(Pass):
          in the first K block, where the fill was folded), or, at the last K step where
          there is an epilogue, adding what waits and running the epilogue into its
          outputs; erase the op and the members (kept under `K == 0` for a dynamic K), and
-         the accumulator where no sums wait in it.
+         the accumulator where no sums wait in it. Where N is few columns (module
+         docstring): dot products along K (`dot.Dot`), or the sides swapped first.
 
     Options: `mr`, `nr`, `mc`, `kc`, `nc`, `lanes` (0: from the target and the cost model),
     `chunk` (k steps per float32 partial sum), `row-blocks` (the row blocks' count a
     multiple of it, for even thread shares; 1: as few as `mc` allows), `direct-a=false`
-    (A packed even where each panel is read once), `l2-bytes` / `l3-bytes` (the cache sizes
-    the blocks are made for), `min-flops` (0: every match), `parallel=false` (every
-    loop a `loop.for`), `epilogue=false` (the epilogue its own nest, as before) and
-    `kc-epilogue` (the largest static K made one block for an epilogue; 0: none).
+    (A packed even where each panel is read once), `dot=false` and `transpose=false` (few
+    columns keep the N-wide tile, not dot products along K or the sides swapped),
+    `l2-bytes` / `l3-bytes` (the cache sizes the blocks are made for), `min-flops` (0:
+    every match), `parallel=false` (every loop a `loop.for`), `epilogue=false` (the
+    epilogue its own nest, as before) and `kc-epilogue` (the largest static K made one
+    block for an epilogue; 0: none).
     """
 
     name = "linalg-matmul-blis"
@@ -239,6 +276,8 @@ class LinalgMatmulBlis(Pass):
     min_flops: int = 1 << 18
     row_blocks: int = 8
     direct_a: bool = True
+    transpose: bool = True
+    dot: bool = True
     parallel: bool = True
     epilogue: bool = True
 
@@ -252,19 +291,28 @@ class LinalgMatmulBlis(Pass):
                 if self.epilogue and c.static(c.k) != 0:
                     ep = epilogues.find(c, following, {op, generic})
             c = flatten_accumulator(c)
-            if ep is not None and not epilogues.vector_ok(ep, c):
+            lanes = vector_lanes(self)
+            dot = self.dot and dot_wins(c, lanes, self.chunk)
+            if self.transpose and not dot and transpose_wins(c, lanes):
+                c = swapped(c)                   # its epilogue element by element, as C's
+            elif ep is not None and not dot and not epilogues.vector_ok(ep, c):
                 ep = None                        # measured slower element by element
-            fill = zero_fill(c)
-            if fill is not None:
+            fill = zero_fill(c, dynamic_k=True)
+            dynamic_fill = fill is not None and c.static(c.k) is None
+            if fill is not None and not dynamic_fill:
                 fill.erase()
             if ep is not None:
                 for alloc in ep.hoisted:
                     alloc.move_before(op if generic is op else generic)
             sizes = tuple(c.static(g) for g in (c.m, c.n, c.k))
             one_block = ep is not None and fill is not None
-            blis = Blis(c, schedule(self, sizes, one_block), constants, self.parallel,
-                        fill is not None, self.l2_bytes, ep, self.direct_a)
+            kind, s = (Dot, dot_schedule(lanes, host().vector_registers, *sizes[1:])) \
+                if dot else (Blis, schedule(self, sizes, one_block))
+            blis = kind(c, s, constants, self.parallel, fill is not None, self.l2_bytes, ep,
+                        self.direct_a)
             blis.emit()
+            if dynamic_fill:
+                _keep_for_empty_k(fill, blis)
             if ep is not None:
                 _place_members(ep, blis)
             generic.erase()

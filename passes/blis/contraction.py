@@ -24,6 +24,12 @@ A matmul is the case of one dim per group; `linalg.conv_2d_nchw_fchw` per image 
 M = filters, N = output pixels (once the f64 accumulator is flattened), K = (channels,
 window); its weight gradient is M = filters, N = (channels, window), K = (images, pixels).
 
+Swapping. `swapped` exchanges the sides (C^T = B^T A^T): A's factors and M dims become
+B's and N, and the reverse. The output keeps its layout, so its last index then runs over
+the new M (`transposed`): the nest stores it element by element. linalg-matmul-blis swaps a
+contraction whose few N columns would leave most lanes idle while A is read along M at
+stride 1 (the weight gradient x^T @ dz).
+
 Flattening. The graph's contractions accumulate into a temporary f64 buffer (a
 `memory.alloc` filled with zero, read by the epilogue, freed). When its trailing dims are
 B's dims, all static, contiguous, the buffer is re-allocated with those dims collapsed into
@@ -34,7 +40,7 @@ buffer's last dimension (12, 4, 3 in examples/cnn.irk) is shorter than one vecto
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
 from irkit.affine import AffineBinary, AffineConst, AffineDim, AffineExpr, AffineMap
@@ -95,7 +101,8 @@ class Factor:
 @dataclass
 class Contraction:
     """A matched contraction (module docstring): the output and its forms, the factors of
-    each side, the four groups of loop dims and the extent of each dim."""
+    each side, the four groups of loop dims and the extent of each dim. `transposed`: the
+    sides exchanged (`swapped`), so that the output's last index runs over M, not N."""
 
     op: GenericOp
     c: Value
@@ -108,6 +115,7 @@ class Contraction:
     k: list[int]
     extents: list[Extent]
     widened: bool
+    transposed: bool = False
 
     def static(self, group: list[int]) -> int | None:
         """The product of the group's extents when all are static, else None."""
@@ -117,6 +125,13 @@ class Contraction:
                 return None
             size *= self.extents[d]
         return size
+
+
+def swapped(c: Contraction) -> Contraction:
+    """`c` with its sides exchanged: A's factors and M dims become B's and N, and B's
+    become A's and M (`C^T = B^T A^T`). The output keeps its layout: its last index then
+    runs over M (`transposed`), so the nest stores it element by element."""
+    return replace(c, a=c.b, b=c.a, m=c.n, n=c.m, transposed=not c.transposed)
 
 
 def _product_leaves(v: Value, args: list[Value]) -> list[Value] | None:
@@ -330,12 +345,13 @@ def flatten_accumulator(c: Contraction) -> Contraction:
     return flat
 
 
-def zero_fill(c: Contraction) -> FillOp | None:
+def zero_fill(c: Contraction, dynamic_k: bool = False) -> FillOp | None:
     """The `linalg.fill` of 0.0 right before the op (only ops that do not touch the output
     in between) that the nest's first K block can stand in for, when K is static and not
-    zero (a K loop of no steps would leave the output unwritten)."""
+    zero (a K loop of no steps would leave the output unwritten); with `dynamic_k`, also
+    where K is dynamic (the caller then keeps the fill for K == 0)."""
     k = c.static(c.k)
-    if not k:
+    if k == 0 or (k is None and not dynamic_k):
         return None
     prev = c.op.prev_op
     while prev is not None:

@@ -28,7 +28,8 @@ from irkit.dialects.memory import (
 )
 from irkit.dialects.vector import BroadcastOp
 from irkit.passes.blis import epilogue as epilogues
-from irkit.passes.blis.contraction import Contraction, Factor, Linear
+from irkit.dialects.memory.view import strides_and_offset
+from irkit.passes.blis.contraction import Contraction, Factor, Linear, swapped
 from irkit.passes.blis.epilogue import Epilogue
 from irkit.passes.lower_linalg_to_loop import IndexConstants
 
@@ -65,18 +66,31 @@ def register_tile(registers: int, lanes: int, m: int | None = None,
     wastes three quarters of a 64-column tile), among the tiles whose accumulators, B
     vectors and broadcast fit `registers`, at least 8 accumulators (ties: more
     accumulators); (4, 1) for a target without vector registers."""
+    tiles = register_tiles(registers, lanes, m, n)
+    return tiles[0] if tiles else (4, 1)
+
+
+def register_tiles(registers: int, lanes: int, m: int | None = None,
+                   n: int | None = None) -> list[tuple[int, int]]:
+    """Every (mr, nv) that `register_tile` considers, best first by its score (what
+    `irkit.runtime.tuning` measures the best few of)."""
     def used(size: int | None, tile: int) -> float:
         return 1.0 if size is None else size / (-(-size // tile) * tile)
 
-    best, tile = (-1.0, 0), (4, 1)
+    scored = []
     for nv in range(1, 5):
         for mr in range(1, 17):
             if mr * nv + nv + 1 > registers or mr * nv < 8:
                 continue
             score = (mr * nv / (mr + nv) * used(m, mr) * used(n, nv * lanes), mr * nv)
-            if score > best:
-                best, tile = score, (mr, nv)
-    return tile
+            scored.append((score, (mr, nv)))
+    scored.sort(key=lambda st: st[0], reverse=True)      # stable: ties keep the first found
+    return [tile for _, tile in scored]
+
+
+def vector_lanes(options) -> int:
+    """float32 lanes of a vector: the `lanes` option, else the target's."""
+    return options.lanes or max(1, host().lanes(4))
 
 
 def schedule(options, static: tuple, one_block: bool = False) -> Schedule:
@@ -85,7 +99,7 @@ def schedule(options, static: tuple, one_block: bool = False) -> Schedule:
     in one block when it is at most `kc-epilogue` (an epilogue at the store then needs no
     accumulator buffer)."""
     target = host()
-    lanes = options.lanes or max(1, target.lanes(4))
+    lanes = vector_lanes(options)
     m, n, k = static
     mr, nv = register_tile(target.vector_registers, lanes, m, n)
     mr = options.mr or mr
@@ -107,6 +121,33 @@ def schedule(options, static: tuple, one_block: bool = False) -> Schedule:
         kc = max(1, min(kc, k))
     return Schedule(lanes, mr, nr, mc, kc, nc, min(options.chunk or kc, kc),
                     max(1, options.row_blocks))
+
+
+def b_readable(c: Contraction, lanes: int) -> bool:
+    """Whether B can be read where it lies, by whole vectors, never packed: one factor whose
+    last index is the one N dim at stride 1 (in memory too) and no other index uses it, N
+    static and a multiple of `lanes` (a tile past N reads the last whole vector again: its
+    sums are never stored), no batch dim and one K dim (one index per k step)."""
+    if len(c.b) != 1 or len(c.n) != 1 or len(c.k) != 1 or c.batch:
+        return False
+    n, f = c.static(c.n), c.b[0]
+    layout = strides_and_offset(f.buffer.type)
+    return n is not None and n % lanes == 0 and f.forms[-1] == ({c.n[0]: 1}, 0) and \
+        not any(c.n[0] in coefs for coefs, _ in f.forms[:-1]) and \
+        layout is not None and layout[0][-1] == 1
+
+
+def transpose_wins(c: Contraction, lanes: int) -> bool:
+    """Whether the nest runs on `swapped(c)`: N, static, would leave more than a quarter of
+    its vectors' lanes idle (the logistic regression's 10 classes fill 10 of 16), and
+    swapped, B (A's one factor, read along M at stride 1: the weight gradient x^T @ dz reads
+    the rows of x) is `b_readable`: the vectors then run along M, every lane busy, and the
+    output is stored element by element (its last index is N's)."""
+    n = c.static(c.n)
+    if c.transposed or len(c.n) != 1 or n is None or lanes < 2 or \
+            4 * n > 3 * (-(-n // lanes) * lanes):
+        return False
+    return b_readable(swapped(c), lanes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,6 +290,7 @@ class Blis:
         self.c, self.s, self.threads, self.overwrite = c, s, threads, overwrite
         self.l2_bytes = l2_bytes
         self.a_direct = direct_a and not self.a_once() and self.a_used_once()
+        self.b_direct = c.transposed and b_readable(c, s.lanes)
         self.ep = epilogue
         single_block = overwrite and c.static(c.k) == s.kc
         self.waits = BUFFER if not single_block else NOWHERE if s.chunk >= s.kc else TILE
@@ -298,6 +340,9 @@ class Blis:
         """C's indices at flat row `m` and flat column `n`."""
         c = self.c
         dims = dict(self.ivs) | self.split(b, m, c.m)
+        if c.transposed:                     # its last index is M's: each index a dim's
+            dims |= self.split(b, n, c.n)
+            return [self.at(b, form, dims) for form in c.c_forms]
         out = [self.e.v(dims[next(iter(form[0]))]) for form in c.c_forms[:-1]]
         return out + [self.e.v(self.e.add(b, n, c.c_forms[-1][1]))]
 
@@ -308,7 +353,7 @@ class Blis:
         self.threads = self.threads and not per_image        # one level of threads
         self.tiles, self.blocks = self.row_blocks()
         bp_shape = (s.nc // s.nr, s.kc, s.nr)
-        self.bp = None if per_image else e.alloc(top, bp_shape)
+        self.bp = None if per_image or self.b_direct else e.alloc(top, bp_shape)
         self.ap_all = None
         if self.a_once():
             m, k = c.static(c.m), c.static(c.k)
@@ -398,8 +443,9 @@ class Blis:
 
         def k_block(b2: Builder, pc: Value, _) -> None:
             kb = e.min(b2, s.kc, e.sub(b2, self.K, pc))
-            e.parallel(b2, e.ceildiv(b2, nb, s.nr), 1,
-                       lambda b3, p: self.pack_b(b3, p, jc, pc, kb), self.threads)
+            if not self.b_direct:
+                e.parallel(b2, e.ceildiv(b2, nb, s.nr), 1,
+                           lambda b3, p: self.pack_b(b3, p, jc, pc, kb), self.threads)
             e.parallel(b2, self.blocks, 1,
                        lambda b3, i: self.row_block(b3, i, jc, pc, nb, kb), self.threads)
         e.for_(b, 0, self.K, s.kc, k_block)
@@ -477,10 +523,11 @@ class Blis:
                 n0 = e.add(b3, jc, e.mul(b3, p, s.nr))
                 a_at = self.a_rows(b3, m0, pc) if ap is None else \
                     self.a_panel(ap, e.v(e.add(b3, q0, q)), ak)
+                b_at = self.b_cols(b3, n0, pc) if self.b_direct else self.b_panel(p)
 
                 def chunk(b4: Builder, k0: Index, _) -> None:
                     k1 = e.min(b4, kb, e.add(b4, k0, s.chunk))
-                    accs = self.kernel(b4, a_at, p, k0, k1)
+                    accs = self.kernel(b4, a_at, b_at, k0, k1)
                     tile = (accs, scratch, m0, n0)
                     if self.ep is None:
                         self.partial(b4, tile, pc, k0)
@@ -495,7 +542,7 @@ class Blis:
                                                                         True)))
                     else:
                         last = e.eq(b4, e.add(b4, pc, k1), self.K)
-                        e.if_(b4, last, lambda b5: self.final(b5, tile, self.c.c),
+                        e.if_(b4, last, lambda b5: self.last_step(b5, tile, pc, k0),
                               lambda b5: self.partial(b5, tile, pc, k0))
                 if s.chunk >= s.kc:
                     chunk(b3, 0, [])
@@ -532,18 +579,41 @@ class Blis:
             return self.product(b2, c.a, dims)
         return at
 
-    def kernel(self, b: Builder, a_at, p: Value, k0: Index, k1: Index) -> list[Value]:
+    def b_panel(self, p: Value):
+        """B's vector `j` of the tile at step `k`, packed: Bp[p, k, j * lanes]."""
+        def at(b: Builder, k: Value, j: int) -> Value:
+            return b.create(VectorLoadOp, self.bp, [p, k, self.e.v(j * self.s.lanes)],
+                            result_types=[self.vec], location=self.e.location).result
+        return at
+
+    def b_cols(self, b: Builder, n0: Value, pc: Value):
+        """B's vector `j` of the tile at step `k`, read from B itself (`b_readable`): a
+        vector past N reads the last whole one instead (its sums are never stored), each
+        vector's column made once per tile."""
+        e, c, s = self.e, self.c, self.s
+        n, f = c.static(c.n), c.b[0]
+        last = None if n % s.nr == 0 else n - s.lanes
+        cols = [e.add(b, n0, j * s.lanes) for j in range(s.nr // s.lanes)]
+        cols = [x if last is None else e.min(b, x, last) for x in cols]
+
+        def at(b2: Builder, k: Value, j: int) -> Value:
+            dims = self.split(b2, e.add(b2, pc, k), c.k) | {c.n[0]: cols[j]}
+            return b2.create(VectorLoadOp, f.buffer, [self.at(b2, form, dims)
+                                                      for form in f.forms],
+                             result_types=[self.vec], location=e.location).result
+        return at
+
+    def kernel(self, b: Builder, a_at, b_at, k0: Index, k1: Index) -> list[Value]:
         """The mr x nr tile of A (`a_at(builder, k, r)`: its value at row r of the tile and
-        step k of the block) times Bp[p, k] over k0 <= k < k1: mr * nv vector accumulators
-        from zero."""
+        step k of the block) times B's (`b_at(builder, k, j)`: its vector j at step k) over
+        k0 <= k < k1: mr * nv vector accumulators from zero."""
         e, s, loc = self.e, self.s, self.e.location
         nv = s.nr // s.lanes
         zero = b.create(BroadcastOp, e.fconst(b, 0.0, F32), result_types=[self.vec],
                         location=loc).result
 
         def step(b2: Builder, k: Value, accs: list[Value]) -> list[Value]:
-            bs = [b2.create(VectorLoadOp, self.bp, [p, k, e.v(j * s.lanes)],
-                            result_types=[self.vec], location=loc).result for j in range(nv)]
+            bs = [b_at(b2, k, j) for j in range(nv)]
             out = []
             for r in range(s.mr):
                 xv = b2.create(BroadcastOp, a_at(b2, k, r), result_types=[self.vec],
@@ -563,6 +633,17 @@ class Blis:
         first = e.eq(b, e.add(b, pc, k0), 0)
         e.if_(b, first, lambda b2: self.update(b2, *tile, add=False),
               lambda b2: self.update(b2, *tile, add=True))
+
+    def last_step(self, b: Builder, tile: tuple, pc: Value, k0: Index) -> None:
+        """The last K step of a tile whose sums wait in C: `final` with them, or, where the
+        zero fill was folded and this is also the first step (all of a dynamic K in one
+        chunk: the batch of a weight gradient), without reading C (never written)."""
+        e = self.e
+        if not self.overwrite or self.c.static(self.c.k) is not None:
+            self.final(b, tile, self.c.c)    # static: K is several chunks (else none waits)
+            return
+        e.if_(b, e.eq(b, e.add(b, pc, k0), 0), lambda b2: self.final(b2, tile, None),
+              lambda b2: self.final(b2, tile, self.c.c))
 
     def add_tile(self, b: Builder, accs: list[Value], tile_acc: Value, add: bool) -> None:
         """The per-tile buffer (+)= a chunk's sums, all of it: no edges in a tile's own."""
@@ -637,8 +718,15 @@ class Blis:
 
     def each_point(self, b: Builder, rows: Index, cols: Index, vector, scalar) -> None:
         """`vector(b, r, j)` at each whole vector of the tile's first `rows` x `cols`
-        (from its corner), `scalar(b, r, j)` at each column past the last whole one."""
+        (from its corner), `scalar(b, r, j)` at each column past the last whole one. Where
+        C is `transposed`, `scalar` at every point, rows innermost: C's rows run along M, so
+        the stores are consecutive (by columns, LLVM vectorized them into scatters, which
+        took a fifth of the logistic regression's weight gradient)."""
         e, s = self.e, self.s
+        if self.c.transposed:
+            e.for_(b, 0, cols, 1, lambda b2, j, _: e.for_(
+                b2, 0, rows, 1, lambda b3, r, _: scalar(b3, r, j)))
+            return
         n = self.c.static(self.c.n)
         split = 0 if n is not None and n < s.lanes else \
             e.sub(b, cols, e.rem(b, cols, s.lanes))
@@ -695,7 +783,9 @@ class Blis:
         m, n = c.static(c.m), c.static(c.n)
         whole_if = [e.eq(b, x, tile) for x, tile in ((rows, s.mr), (cols, s.nr))
                     if not isinstance(x, int)]
-        if not whole_if:
+        if c.transposed:
+            edges(b)                         # C's rows run along M: element by element
+        elif not whole_if:
             whole(b)
         elif (m is not None and m < s.mr) or (n is not None and n < s.nr):
             edges(b)                         # no whole tile fits

@@ -11,6 +11,7 @@ compile pipeline, the op inside a `fusion.group`), and the interpreter before an
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -74,7 +75,7 @@ def transformed(src: str, **options):
 
 def jit(src: str, threads: int = 1, **options):
     m = transformed(src, **options)
-    assert "reduction" not in str(m) and "linalg.conv" not in str(m)
+    assert '"reduction"' not in str(m) and "linalg.conv" not in str(m)
     PassManager.parse(LOWER).run(m)
     return compile_module(m, 2, threads=threads).f
 
@@ -191,7 +192,8 @@ def test_n_in_one_tile_reads_a_in_place(layout, threads):
     B's panel is a 3-d buffer); rows past M (dynamic, not a multiple of mr = 3) read row
     M - 1 and are never stored."""
     src = generic(None, 10, 70, layout, widened=True)
-    options = dict(mr=3, nr=16, lanes=8, kc=32, chunk=16, mc=6, nc=32)
+    options = dict(mr=3, nr=16, lanes=8, kc=32, chunk=16, mc=6, nc=32, dot=False,
+                   transpose=False)
     packed = [t for t in ("memref<2x32x3xf32>", "memref<1x32x16xf32>")
               if t in str(transformed(src, **options))]
     assert packed == ["memref<1x32x16xf32>"]
@@ -203,6 +205,150 @@ def test_n_in_one_tile_reads_a_in_place(layout, threads):
         c = c0.copy()
         f(ax, b, c)
         check(c, a, b, c0, 2.0**-21)
+
+
+# ---------------------------------------------------------------------------------------------
+# Few columns: dot products along K (passes/blis/dot.py), or the sides swapped (nest.py)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("m, n, k", [(1, 10, 16), (6, 10, 20), (100, 10, 784), (33, 5, 100),
+                                     (8, 3, 8), (13, 11, 257)])
+@pytest.mark.parametrize("widened", [False, True])
+def test_few_columns_as_dot_products(m, n, k, widened):
+    """N leaves most lanes idle and A is read along K: dot products (vector.reduction in
+    the IR, no packed B panel), C's old value added (no fill folded), every row once."""
+    src = generic(m, n, k, widened=widened)
+    ir = str(transformed(src, lanes=8))
+    assert "vector.reduction <add>" in ir and f"memref<{n}x{k}xf32>" in ir
+    f = jit(src, lanes=8)
+    a, b, _, _ = operands(m, n, k, seed=m + n + k)
+    c0 = np.random.default_rng(2).standard_normal((m, n)).astype(
+        np.float64 if widened else np.float32)
+    c = c0.copy()
+    f(a, b, c)
+    check(c, a, b, c0, 2.0**-21 * max(8, np.sqrt(k)))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_dot_products_dynamic_rows(threads):
+    """M dynamic: rows past M (not a multiple of the tile's 4) read row M - 1 and are never
+    stored; M = 0 runs no tile. Default lanes (the host's) where K = 784 is a multiple."""
+    src = generic(None, 10, 784, widened=True)
+    f = jit(src, threads=threads)
+    for m in (0, 1, 3, 4, 5, 99, 100):
+        a, b, _, _ = operands(m, 10, 784, seed=m)
+        c = np.full((m, 10), 0.5)
+        f(a, b, c)
+        check(c, a, b, np.full((m, 10), 0.5), 2.0**-21 * 28)
+
+
+def test_dot_products_interpreter_before_and_after():
+    src = generic(None, 10, 19, widened=True)
+    m = 7
+    a, b, _, _ = operands(m, 10, 19, seed=4)
+    results = []
+    for module in (parse_module(src), transformed(src, lanes=8)):
+        c = np.full((m, 10), 0.25)
+        Interpreter(module).call(lookup_symbol_in(module, "f"), [a, b, c])
+        results.append(c)
+    np.testing.assert_allclose(results[1], results[0], rtol=0, atol=1e-5)
+
+
+def test_dot_products_not_taken():
+    """Wide N (16 of 16 lanes busy), K shorter than a vector, or A read along M: the BLIS
+    nest as before (no reduction)."""
+    for src in (generic(40, 16, 64), generic(40, 10, 4), generic(40, 10, 64, "tn")):
+        assert "vector.reduction" not in str(transformed(src, lanes=8, transpose=False))
+    assert "vector.reduction" not in str(transformed(generic(40, 10, 64), lanes=8, dot=False))
+
+
+def swapped_ir(ir: str) -> bool:
+    """Whether the nest ran swapped: no packed B panel (x is read where it lies) and no
+    vector store into C (%arg2: its rows run along the swapped M)."""
+    return not re.search(r"memory.alloc\(\) : memref<\d+x\d+x\d+xf32>", ir.replace(
+        "x5xf32>", "")) and not re.search(r"memory.vector_store %\S+, %arg2", ir)
+
+
+@pytest.mark.parametrize("m, k", [(64, 100), (784, 100), (48, 1), (128, 300)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_weight_gradient_swapped(m, k, threads):
+    """x^T @ dz (A read along M, N = 10): swapped, the vectors run along M (a multiple of
+    the lanes; a tile past M reads the last whole vector again, never stored), dz^T packed
+    as A (5 rows a tile), C stored element by element. K dynamic."""
+    src = generic(m, 10, None, "tn", widened=True)
+    assert swapped_ir(str(transformed(src, lanes=8)))
+    assert not swapped_ir(str(transformed(src, lanes=8, transpose=False)))
+    f = jit(src, threads=threads, lanes=8)
+    a, b, ax, _ = operands(m, 10, k, "tn", seed=m + k)
+    c0 = np.full((m, 10), -0.5)
+    c = c0.copy()
+    f(ax, b, c)
+    check(c, a, b, c0, 2.0**-21)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_dot_products_with_an_epilogue(threads):
+    """The epilogue run element by element at each dot product's store (M dynamic, rows
+    past M never stored: no member writes them)."""
+    f = jit(epilogue_group(None, 10, 64), threads=threads, lanes=8)
+    for m in (1, 5, 37):
+        run_epilogue(f, m, 10, 64, seed=m)
+
+
+def assert_same_variables(compiled, reference) -> None:
+    """Every variable of the two models equal to float32 rounding (after training)."""
+    for name, value in reference.variables.items():
+        want = np.asarray(value)
+        np.testing.assert_allclose(np.asarray(compiled.variables[name]), want, rtol=1e-4,
+                                   atol=1e-5 * max(1.0, np.max(np.abs(want))), err_msg=name)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_logistic_regression_step_jit_equals_interpreter(tmp_path, threads):
+    """x @ w as dot products, x^T @ dz swapped with SGD's update at its store: three
+    training steps (batch 100, then 37) agree with the interpreter's (bench/run.py's
+    model)."""
+    from irkit.runtime.model import load_model
+    path = tmp_path / "logreg.irk"
+    path.write_text(_bench_module("run").MODELS["logreg"])
+    compiled = load_model(path, engine="jit", threads=threads, cache=False)
+    reference = load_model(path)
+    rng = np.random.default_rng(0)
+    for batch in (100, 37, 100):
+        x = rng.standard_normal((batch, 784)).astype(np.float32)
+        labels = rng.integers(0, 10, batch).astype(np.int32)
+        a = compiled.train_step(x=x, labels=labels)["loss"]
+        b = reference.train_step(x=x, labels=labels)["loss"]
+        assert abs(a - b) <= 1e-5 * abs(b)
+    assert_same_variables(compiled, reference)
+
+
+@pytest.mark.parametrize("n, layout", [(10, "tn"), (48, "nn")])
+def test_zero_fill_folded_for_a_dynamic_k(n, layout):
+    """A zero-filled output with K dynamic: the first K step stores its sums (C's old value
+    never read), and the fill runs only where K == 0, after the nest."""
+    src = generic(64, n, None, layout, widened=True).replace(
+        "  linalg.generic", "  %zero = arith.constant 0.0 : f64\n"
+        "  linalg.fill ins(%zero : f64) outs(%c : memref<64x" + str(n) + "xf64>)\n"
+        "  linalg.generic", 1)
+    ir = str(transformed(src, lanes=8, kc=32, chunk=16))
+    lines = ir.splitlines()
+    at = [i for i, line in enumerate(lines) if "linalg.fill" in line]
+    assert len(at) == 1 and "loop.if" in lines[at[0] - 1]        # K == 0 only
+    f = jit(src, lanes=8, kc=32, chunk=16)
+    for k in (0, 1, 16, 40, 100):
+        a, b, ax, bx = operands(64, n, k, layout, seed=k)
+        c = np.full((64, n), np.nan)
+        f(ax, bx, c)
+        check(c, a, b, np.zeros((64, n)), 2.0**-21)
+
+
+def test_weight_gradient_not_swapped():
+    """M not a multiple of the lanes (x's rows would be read past their end), or N using
+    most lanes: not swapped."""
+    for src in (generic(60, 10, None, "tn", widened=True), generic(64, 16, 30, "tn")):
+        assert not swapped_ir(str(transformed(src, lanes=8)))
 
 
 @settings(max_examples=12, deadline=None)
@@ -291,11 +437,11 @@ def test_register_tile_fits_and_is_the_best_that_fits(registers):
 # ---------------------------------------------------------------------------------------------
 
 
-def _bench_module():
+def _bench_module(name: str = "bench_matmul"):
     import importlib.util
     from pathlib import Path
-    path = Path(__file__).resolve().parents[2] / "bench" / "bench_matmul.py"
-    spec = importlib.util.spec_from_file_location("bench_matmul", path)
+    path = Path(__file__).resolve().parents[2] / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -468,10 +614,7 @@ def test_cnn_train_step_jit_equals_interpreter():
         a = compiled.train_step(images=images, labels=labels)["loss"]
         b = reference.train_step(images=images, labels=labels)["loss"]
         assert abs(a - b) <= 1e-5 * abs(b)
-    for name, value in reference.variables.items():
-        want = np.asarray(value)
-        np.testing.assert_allclose(np.asarray(compiled.variables[name]), want, rtol=1e-4,
-                                   atol=1e-5 * max(1.0, np.max(np.abs(want))), err_msg=name)
+    assert_same_variables(compiled, reference)
 
 
 def test_static_output_width_with_dynamic_inputs():

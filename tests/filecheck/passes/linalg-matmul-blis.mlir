@@ -3,8 +3,10 @@
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 parallel=false}' | FileCheck %s --check-prefix=SEQ
 // RUN: irkit-opt %s -p linalg-matmul-blis | FileCheck %s --check-prefix=DEFAULT
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{min-flops=0 epilogue=false}' | FileCheck %s --check-prefix=NOEPI
-// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=32}' | FileCheck %s --check-prefix=BAL
-// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=32 row-blocks=1 direct-a=false}' | FileCheck %s --check-prefix=FEW
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=32 dot=false}' | FileCheck %s --check-prefix=BAL
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=32 row-blocks=1 direct-a=false dot=false}' | FileCheck %s --check-prefix=FEW
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{lanes=8 min-flops=0}' | FileCheck %s --check-prefix=SKINNY
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{lanes=8 min-flops=0 dot=false transpose=false}' | FileCheck %s --check-prefix=NTILE
 
 // A float32 contraction on memrefs becomes BLIS's nest: B packed into zero-padded
 // kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
@@ -342,7 +344,89 @@ func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x
 // BAL:           return
 // FEW-LABEL:   func.func @skinny(
 // FEW:           memory.alloc() : memref<8x32x2xf32>
+// With the default tile, N = 10 leaves 6 of 16 lanes idle (10 of 16 with lanes = 8): A is read
+// along K at stride 1, so the op runs as dot products along K instead (passes/blis/dot.py).
+// B is transposed once into Bt (10 x 64); each tile of 4 rows (rows past M read row M - 1)
+// and each group of 5 columns keeps 20 vector accumulators over k in steps of 8, sums their
+// lanes (a reassociated reduction), and adds each sum into C, rows past M never stored.
+// Without dot and transpose the BLIS tile of 16 columns stays (NTILE).
+// SKINNY-LABEL: func.func @skinny(
+// SKINNY-SAME:      %[[A:[^:]*]]: memref<?x64xf32>, %[[B:[^:]*]]: memref<64x10xf32>, %[[C:[^:]*]]: memref<?x10xf32>
+// SKINNY:         %[[M:.*]] = memory.dim %[[A]], 0
+// SKINNY:         %[[BT:.*]] = memory.alloc() : memref<10x64xf32>
+// SKINNY:         %[[X:.*]] = memory.load %[[B]][%[[K:.*]], %[[J:.*]]] : memref<64x10xf32>
+// SKINNY-NEXT:    memory.store %[[X]], %[[BT]][%[[J]], %[[K]]] : memref<10x64xf32>
+// SKINNY:         loop.parallel
+// SKINNY:           %[[LAST:.*]] = arith.subi %[[M]], %{{.*}} : index
+// SKINNY:           %[[ROW0:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
+// SKINNY:           %[[ACC:.*]]:20 = loop.for %[[KK:[^ ]*]] = {{.*}} iter_args(
+// SKINNY-NEXT:        memory.vector_load %[[A]][%[[ROW0]], %[[KK]]] : memref<?x64xf32>, vector<8xf32>
+// SKINNY-COUNT-3:     memory.vector_load %[[A]]
+// SKINNY-NEXT:        %[[Y:.*]] = memory.vector_load %[[BT]][%{{.*}}, %[[KK]]] : memref<10x64xf32>, vector<8xf32>
+// SKINNY-NEXT:        math.fma %{{.*}}, %[[Y]], %{{.*}} : vector<8xf32>
+// SKINNY:           %[[S:.*]] = vector.reduction <add>, %[[ACC]]#0 fastmath<reassoc> : vector<8xf32> into f32
+// SKINNY:           %[[IN:.*]] = arith.cmpi slt, %[[ROW:.*]], %[[M]] : index
+// SKINNY-NEXT:      loop.if %[[IN]] {
+// SKINNY-NEXT:        %[[OLD:.*]] = memory.load %[[C]][%[[ROW]], %{{.*}}] : memref<?x10xf32>
+// SKINNY-NEXT:        %[[NEW:.*]] = arith.addf %[[OLD]], %[[S]] : f32
+// SKINNY-NEXT:        memory.store %[[NEW]], %[[C]][%[[ROW]], %{{.*}}] : memref<?x10xf32>
+// SKINNY:         memory.dealloc %[[BT]] : memref<10x64xf32>
+// SKINNY:         return
+// NTILE-LABEL:   func.func @skinny(
+// NTILE-NOT:       vector.reduction
+// NTILE:           math.fma {{.*}} : vector<8xf32>
+// NTILE-NOT:       vector.reduction
+// NTILE:           return
 func.func @skinny(%a: memref<?x64xf32>, %b: memref<64x10xf32>, %c: memref<?x10xf32>) {
   linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x10xf32>) outs(%c : memref<?x10xf32>)
+  return
+}
+
+// K = 20 is two vectors of 8 and a tail of 4: the tail's products are added to the lanes'
+// sums one k at a time (scalar loads and fmas); M = 6 is no multiple of the 4 rows, so each
+// row's store is guarded.
+// SKINNY-LABEL: func.func @skinny_tail(
+// SKINNY-SAME:      %[[A:[^:]*]]: memref<6x20xf32>
+// SKINNY:           loop.for %{{.*}} = %{{.*}} to %[[K16:[^ ]*]] step %{{[^ ]*}} iter_args(
+// SKINNY:           vector.reduction <add>
+// SKINNY:           loop.for %[[T:[^ ]*]] = %[[K16]] to %{{.*}} step %{{.*}} iter_args(
+// SKINNY-NEXT:        memory.load %[[A]][%{{.*}}, %[[T]]] : memref<6x20xf32>
+// SKINNY:             math.fma %{{.*}} : f32
+// SKINNY:           loop.if
+// SKINNY:         return
+func.func @skinny_tail(%a: memref<6x20xf32>, %b: memref<20x10xf32>, %c: memref<6x10xf32>) {
+  linalg.matmul ins(%a, %b : memref<6x20xf32>, memref<20x10xf32>) outs(%c : memref<6x10xf32>)
+  return
+}
+
+// The weight gradient x^T @ dz: A is read along M at stride 1 (x's rows), N = 10. Swapped
+// (C^T = dz^T x), the vectors run along M (64, a multiple of 8), x is read where it lies by
+// whole vectors (no packed B), dz^T is packed as A; C, whose rows run along the swapped M,
+// is stored element by element, rows innermost (consecutive addresses).
+// SKINNY-LABEL: func.func @skinny_grad(
+// SKINNY-SAME:      %[[X:[^:]*]]: memref<?x64xf32>, %[[D:[^:]*]]: memref<?x10xf32>, %[[C:[^:]*]]: memref<64x10xf32>
+// SKINNY-NOT:       vector.reduction
+// SKINNY:           %[[DZ:.*]] = memory.load %[[D]][%{{.*}}, %{{.*}}] : memref<?x10xf32>
+// SKINNY-NEXT:      memory.store %[[DZ]], %[[AP:.*]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x256x5xf32>
+// SKINNY:           loop.for {{.*}} iter_args(
+// SKINNY:             memory.vector_load %[[X]][%{{.*}}, %{{.*}}] : memref<?x64xf32>, vector<8xf32>
+// SKINNY:             memory.load %[[AP]]
+// SKINNY:             math.fma {{.*}} : vector<8xf32>
+// SKINNY-NOT:       memory.vector_store {{.*}} %[[C]]
+// SKINNY:           loop.for %[[J:[^ ]*]] = {{.*}} {
+// SKINNY-NEXT:        loop.for %[[R:[^ ]*]] = {{.*}} {
+// SKINNY-NEXT:          memory.load %{{.*}}[%[[R]], %[[J]]] : memref<5x32xf32>
+// SKINNY:               memory.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] : memref<64x10xf32>
+// SKINNY:         return
+// NTILE-LABEL:   func.func @skinny_grad(
+// NTILE:           memory.vector_load {{.*}} : memref<{{.*}}>, vector<8xf32>
+// NTILE:           memory.vector_store %{{.*}}, %{{.*}} : memref<64x10xf32>, vector<8xf32>
+func.func @skinny_grad(%x: memref<?x64xf32>, %d: memref<?x10xf32>, %c: memref<64x10xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %d : memref<?x64xf32>, memref<?x10xf32>) outs(%c : memref<64x10xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %0 = arith.mulf %p, %q : f32
+    %1 = arith.addf %o, %0 : f32
+    linalg.yield %1 : f32
+  }
   return
 }

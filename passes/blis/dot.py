@@ -1,0 +1,196 @@
+"""The dot-product nest: a contraction with few output columns, vectorized along K.
+
+Why. The BLIS micro-kernel's vectors run along N; where N is small and not a multiple of
+the lanes (the logistic regression's and the MLP's 10 classes: 10 of 16 lanes on AVX-512),
+most of each FMA is wasted, and a tile of 16 rows reads A by 16 broadcasts per k step
+(16 streams of A's rows, more pointers than registers: LLVM spilled three of them, reloaded
+every step). Where A is read along K at stride 1 (x @ w reads the rows of x) the product is
+instead N dot products per row: vectors of `lanes` consecutive k, every lane busy, and one
+horizontal sum per output at the end (`vector.reduction <add>`, reassociated: a tree). The
+weight gradient, whose A is read along M (x^T @ dz), is `swapped` instead (nest.py).
+
+The nest, for a row tile of `mr` rows and a group of `ng` of the N columns:
+
+    Bt = alloc N x K; Bt[j, k] = prod(B factors) at (k, j)   B transposed once (K x N
+                                                             floats: w is 31 KB)
+    loop.parallel t over ceil(M / mr) row tiles              the threads split the rows
+      for each group of columns (N split into `groups`, sizes within one):
+        for k in [0, K - K % lanes) step lanes:              mr * ng vector accumulators
+          a_r = A[row_r, k : k + lanes]                      (rows past M read row M - 1)
+          acc[r][j] = fma(a_r, Bt[j0 + j, k : k + lanes], acc[r][j])
+        s[r][j] = reduction<add>(acc[r][j]) + the scalar tail k in [K - K % lanes, K)
+        C[row_r, j0 + j] = s (or += s where no zero fill was folded; or the epilogue,
+                              element by element, into its outputs)
+
+The tile (`dot_tile`): the most FMAs per vector loaded, mr * N / (groups * mr + N) (each
+group reloads A's mr vectors), among those whose mr * ng accumulators, mr A vectors and one
+B vector fit the registers with two to spare: 4 rows x 2 groups of 5 on AVX-512 (25
+registers), 2 x 2 of 5 on AVX2 (16 registers).
+
+Numerics. Each lane sums K / lanes products in float32 from zero (at most `chunk`: the pass
+takes this nest only where K <= lanes * chunk, the BLIS nest's bound on a float32 partial
+sum), then the lanes are added as a tree and the tail after them, in float32; the sum is
+widened once (f64 C). The order differs from the interpreter's sequential sum: results
+agree to rounding, not bit for bit.
+"""
+
+from __future__ import annotations
+
+from irkit.builder import Builder
+from irkit.ir import Value
+from irkit.types import F32
+from irkit.dialects import arith
+from irkit.dialects.arith.base import FASTMATH
+from irkit.dialects.math import FmaOp
+from irkit.dialects.memory import DeallocOp, LoadOp, StoreOp, VectorLoadOp
+from irkit.dialects.memory.view import strides_and_offset
+from irkit.dialects.vector import KIND_ATTRS, BroadcastOp, ReductionOp
+from irkit.passes.blis import epilogue as epilogues
+from irkit.passes.blis.contraction import Contraction
+from irkit.passes.blis.nest import Blis, Index, Schedule
+
+
+def dot_wins(c: Contraction, lanes: int, chunk: int) -> bool:
+    """Whether `c` runs as dot products (module docstring): one factor and one dim on each
+    side, no batch; N static and leaving more than a quarter of its vectors' lanes idle;
+    A's last index K's one dim at stride 1 (in memory too), no other index using it; K
+    static, at least one vector and at most `chunk` vectors (a lane's float32 sum)."""
+    if c.transposed or c.batch or len(c.a) != 1 or len(c.b) != 1 or \
+            (len(c.m), len(c.n), len(c.k)) != (1, 1, 1) or lanes < 2:
+        return False
+    n, k, a = c.static(c.n), c.static(c.k), c.a[0]
+    if n is None or k is None or 4 * n > 3 * (-(-n // lanes) * lanes) or \
+            not lanes <= k <= lanes * chunk:
+        return False
+    layout = strides_and_offset(a.buffer.type)
+    return a.forms[-1] == ({c.k[0]: 1}, 0) and \
+        not any(c.k[0] in coefs for coefs, _ in a.forms[:-1]) and \
+        layout is not None and layout[0][-1] == 1
+
+
+def dot_tile(registers: int, n: int) -> tuple[int, int]:
+    """(mr, groups): rows per tile and how many groups the N columns are split into (module
+    docstring); ties: fewer groups."""
+    best, tile = -1.0, (1, n)
+    for groups in range(1, n + 1):
+        ng = -(-n // groups)
+        for mr in range(1, 9):
+            if mr * ng + mr + 1 > registers - 2:
+                break
+            score = mr * n / (groups * mr + n)
+            if score > best:
+                best, tile = score, (mr, groups)
+    return tile
+
+
+def dot_schedule(lanes: int, registers: int, n: int, k: int) -> Schedule:
+    """The dot nest's sizes in `Schedule`'s fields: mr rows a tile, nr = columns a group,
+    all of K one block and one chunk (its sums wait nowhere)."""
+    mr, groups = dot_tile(registers, n)
+    return Schedule(lanes, mr, -(-n // groups), mr, k, n, k)
+
+
+class Dot(Blis):
+    """The dot-product nest of a contraction `dot_wins` takes (module docstring): Blis's
+    index arithmetic, operand reads, epilogue and stores, with its own loops."""
+
+    def emit(self) -> None:
+        c, s, e, top = self.c, self.s, self.e, self.top
+        self.M, self.N, self.K = (self.flat_size(g) for g in (c.m, c.n, c.k))
+        n, k = c.static(c.n), c.static(c.k)
+        bt = e.alloc(top, (n, k))
+        self.transpose_b(top, bt, n, k)
+        e.parallel(top, e.ceildiv(top, self.M, s.mr), 1,
+                   lambda b, t: self.tile(b, bt, e.mul(b, t, s.mr)), self.threads)
+        Builder.after(c.op).create(DeallocOp, bt, location=e.location)
+
+    def transpose_b(self, b: Builder, bt: Value, n: int, k: int) -> None:
+        """Bt[j, k] = prod(B factors) at (k, j): by rows of B (its loads consecutive)."""
+        e, c = self.e, self.c
+
+        def row(b2: Builder, kk: Value, _) -> None:
+            def col(b3: Builder, j: Value, _) -> None:
+                x = self.product(b3, c.b, {c.k[0]: kk, c.n[0]: j})
+                b3.create(StoreOp, x, bt, [j, kk], location=e.location)
+            e.for_(b2, 0, n, 1, col)
+        e.for_(b, 0, k, 1, row)
+
+    def tile(self, b: Builder, bt: Value, m0: Index) -> None:
+        """The row tile at `m0`: each group of columns, dot products over K, stored."""
+        e, c, s = self.e, self.c, self.s
+        m = c.static(c.m)
+        whole = m is not None and m % s.mr == 0
+        last = None if whole else e.sub(b, self.M, 1)
+        rows = [e.add(b, m0, r) for r in range(s.mr)]
+        reads = [r if last is None else e.min(b, r, last) for r in rows]
+        n = c.static(c.n)
+        groups = -(-n // s.nr)
+        for g in range(groups):
+            j0, j1 = g * n // groups, (g + 1) * n // groups
+            sums = self.dots(b, bt, reads, list(range(j0, j1)))
+            for r, row in enumerate(rows):
+                def store(b2: Builder, r=r, row=row) -> None:
+                    for j in range(j0, j1):
+                        self.put(b2, sums[r * (j1 - j0) + j - j0], row, j)
+                if whole:
+                    store(b)
+                else:
+                    e.if_(b, e.lt(b, row, self.M), store, lambda b2: None)
+
+    def dots(self, b: Builder, bt: Value, rows: list[Index], cols: list[int]) -> list[Value]:
+        """sum over k of A[row, k] * Bt[j, k] for each row of `rows` and j of `cols`
+        (row-major), float32: vector accumulators, a tree of their lanes, the tail."""
+        e, c, s, loc = self.e, self.c, self.s, self.e.location
+        a, dm, dk = c.a[0], c.m[0], c.k[0]
+        k = c.static(c.k)
+        main = k - k % s.lanes
+        zero = b.create(BroadcastOp, e.fconst(b, 0.0, F32), result_types=[self.vec],
+                        location=loc).result
+
+        def a_at(b2: Builder, r: int, kk: Value, cls, types) -> Value:
+            idx = [self.at(b2, form, dict(self.ivs) | {dm: rows[r], dk: kk})
+                   for form in a.forms]
+            return b2.create(cls, a.buffer, idx, result_types=types, location=loc).result
+
+        def step(b2: Builder, kk: Value, accs: list[Value]) -> list[Value]:
+            xs = [a_at(b2, r, kk, VectorLoadOp, [self.vec]) for r in range(len(rows))]
+            out = list(accs)
+            for i, j in enumerate(cols):
+                y = b2.create(VectorLoadOp, bt, [e.v(j), kk], result_types=[self.vec],
+                              location=loc).result
+                for r, x in enumerate(xs):
+                    at = r * len(cols) + i
+                    out[at] = b2.create(FmaOp, x, y, accs[at], location=loc).result
+            return out
+        accs = e.for_(b, 0, main, s.lanes, step, [zero] * (len(rows) * len(cols)))
+        flags = FASTMATH.from_names(["reassoc"])
+        sums = [b.create(ReductionOp, acc, result_types=[F32], kind=KIND_ATTRS["add"],
+                         fastmath=flags, location=loc).result for acc in accs]
+        if main == k:
+            return sums
+
+        def tail(b2: Builder, kk: Value, partial: list[Value]) -> list[Value]:
+            xs = [a_at(b2, r, kk, LoadOp, [F32]) for r in range(len(rows))]
+            out = list(partial)
+            for i, j in enumerate(cols):
+                y = b2.create(LoadOp, bt, [e.v(j), kk], location=loc).result
+                for r, x in enumerate(xs):
+                    at = r * len(cols) + i
+                    out[at] = b2.create(FmaOp, x, y, partial[at], location=loc).result
+            return out
+        return e.for_(b, main, k, 1, tail, sums)
+
+    def put(self, b: Builder, x: Value, row: Index, j: int) -> None:
+        """C[row, j]'s final value from its float32 sum `x`: stored (the zero fill folded)
+        or added to C, or through the epilogue into its outputs."""
+        e, c, loc = self.e, self.c, self.e.location
+        idx = self.c_index(b, row, j)
+        v = self.widen(b, x, c.c.type.element)
+        if not self.overwrite:
+            old = b.create(LoadOp, c.c, idx, location=loc).result
+            v = b.create(arith.AddFOp, old, v, location=loc).result
+        if self.ep is None:
+            b.create(StoreOp, v, c.c, idx, location=loc)
+            return
+        dims = dict(self.ivs) | {c.m[0]: e.v(row), c.n[0]: e.v(j)}
+        epilogues.apply(self.ep, self, b, v, dims, 1)
