@@ -166,7 +166,11 @@ store per element, scalar.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from irkit.attributes import ArrayAttr, DictionaryAttr, IntegerAttr
 from irkit.builder import Builder
+from irkit.diagnostics import IRError
 from irkit.ir import Operation
 from irkit.pass_manager import Pass, register_pass
 from irkit.target import host
@@ -226,6 +230,54 @@ def drop_temporary(buffer) -> None:
     buffer.owner.erase()
 
 
+#: the module attribute that carries measured sizes (`irkit.runtime.tuning`), and the sizes
+#: an entry may set
+CONFIGS = "blis.configs"
+TUNABLE = ("mr", "nr", "mc", "kc", "nc")
+
+
+def _module_of(op: Operation) -> Operation | None:
+    """The innermost `builtin.module` around `op` (a model's module in a file of several)."""
+    op = op.parent_op
+    while op is not None and op.name != "builtin.module":
+        op = op.parent_op
+    return op
+
+
+def tuned_configs(root: Operation | None) -> dict[int, dict[str, int]]:
+    """The sizes of module `root`'s `blis.configs` attribute by ordinal (the contraction's
+    place in this pass's walk of that module, the innermost around it):
+    `[{ordinal = 1 : i64, kc = 128 : i64}, ...]`, what
+    `irkit-compile --autotune` measured. They override the cost model and the pass options
+    for that contraction's BLIS nest (not a dot-product nest, whose shape is fixed). A
+    malformed attribute is an error at the module, not a silent default."""
+    attr = root.attributes.get(CONFIGS) if root is not None else None
+    if attr is None:
+        return {}
+
+    def bad(why: str) -> IRError:
+        return IRError(f"linalg-matmul-blis: '{CONFIGS}' {why}: expected an array of "
+                       f"dictionaries {{ordinal = N : i64, <{'|'.join(TUNABLE)}> = N : i64, "
+                       "...}", root.location)
+    if not isinstance(attr, ArrayAttr):
+        raise bad("is not an array")
+    out = {}
+    for entry in attr:
+        if not isinstance(entry, DictionaryAttr):
+            raise bad("holds an entry that is not a dictionary")
+        values = dict(entry.value)
+        if not all(isinstance(v, IntegerAttr) for v in values.values()):
+            raise bad("holds a value that is not an integer")
+        sizes = {k: v.value for k, v in values.items()}
+        ordinal = sizes.pop("ordinal", None)
+        unknown = sorted(set(sizes) - set(TUNABLE))
+        if ordinal is None or ordinal < 0 or unknown or any(v < 1 for v in sizes.values()):
+            raise bad(f"entry {{{', '.join(f'{k} = {v}' for k, v in values.items())}}} "
+                      "has no ordinal, an unknown key or a size below 1")
+        out[ordinal] = sizes
+    return out
+
+
 @register_pass
 class LinalgMatmulBlis(Pass):
     """Float32 contractions on memrefs to the BLIS nest (see the module docstring).
@@ -283,7 +335,13 @@ class LinalgMatmulBlis(Pass):
 
     def run(self, root: Operation) -> None:
         constants = IndexConstants()
+        # every module's measured sizes, read (and checked) first; ordinals count per module
+        configs = {m: tuned_configs(m) for m in root.walk()
+                   if m.name == "builtin.module" and CONFIGS in m.attributes}
+        counts: dict = {}
         for op, generic, c in contractions(root, self._worth_it):
+            home = _module_of(op)
+            ordinal = counts[home] = counts.get(home, -1) + 1
             group = op.parent_op
             ep = None
             if isinstance(group, GroupOp):
@@ -292,10 +350,9 @@ class LinalgMatmulBlis(Pass):
                     ep = epilogues.find(c, following, {op, generic})
             c = flatten_accumulator(c)
             lanes = vector_lanes(self)
-            dot = self.dot and dot_wins(c, lanes, self.chunk)
-            if self.transpose and not dot and transpose_wins(c, lanes):
-                c = swapped(c)                   # its epilogue element by element, as C's
-            elif ep is not None and not dot and not epilogues.vector_ok(ep, c):
+            dot, c = self.layout(c)
+            if ep is not None and not dot and not c.transposed and \
+                    not epilogues.vector_ok(ep, c):
                 ep = None                        # measured slower element by element
             fill = zero_fill(c, dynamic_k=True)
             dynamic_fill = fill is not None and c.static(c.k) is None
@@ -306,8 +363,10 @@ class LinalgMatmulBlis(Pass):
                     alloc.move_before(op if generic is op else generic)
             sizes = tuple(c.static(g) for g in (c.m, c.n, c.k))
             one_block = ep is not None and fill is not None
+            tuned = configs.get(home, {}).get(ordinal)
+            options = replace(self, **tuned) if tuned else self
             kind, s = (Dot, dot_schedule(lanes, host().vector_registers, *sizes[1:])) \
-                if dot else (Blis, schedule(self, sizes, one_block))
+                if dot else (Blis, schedule(options, sizes, one_block))
             blis = kind(c, s, constants, self.parallel, fill is not None, self.l2_bytes, ep,
                         self.direct_a)
             blis.emit()
@@ -320,6 +379,16 @@ class LinalgMatmulBlis(Pass):
                 op.erase()
             if ep is not None and blis.waits in (NOWHERE, TILE):
                 drop_temporary(c.c)
+
+    def layout(self, c: Contraction) -> tuple[bool, Contraction]:
+        """(whether `c` runs as dot products along K, the contraction the nest computes:
+        `c`, or `c` with its sides swapped); the module docstring's few columns."""
+        lanes = vector_lanes(self)
+        if self.dot and dot_wins(c, lanes, self.chunk):
+            return True, c
+        if self.transpose and transpose_wins(c, lanes):
+            return False, swapped(c)             # its epilogue element by element, as C's
+        return False, c
 
     def _worth_it(self, c: Contraction) -> bool:
         """Whether the static sizes leave enough work for packing to pay (module docstring);

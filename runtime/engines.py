@@ -249,16 +249,20 @@ class JitEngine(CompiledEngine):
                     cache: bool = True, threads: int = 0,
                     disable=()) -> tuple[str, "JitEngine"]:
         from irkit.diagnostics import SOURCES
+        from irkit.runtime import tuning
         from irkit.runtime.compile_cache import cached_compile
+        tuned = tuning.lookup(text)         # `irkit-compile --autotune`'s choices, if any
 
         def build() -> CompiledModels:
             from irkit.frontend.dsl import compile_source, model_modules
             models = model_modules(compile_source(text, filename))
             name = select_model(models, filename, model)
+            tuning.apply(models, tuned)
             return compile_models({name: models[name]}, opt_level=opt_level, disable=disable)
         compiled = cached_compile(text, filename, model or "*", build, jit=True,
-                                  options={"opt_level": opt_level,
-                                           "disable": sorted(disable)}, cache=cache)
+                                  options={"opt_level": opt_level, "disable": sorted(disable),
+                                           **({"tuning": tuned} if tuned else {})},
+                                  cache=cache)
         SOURCES.add(filename, text)         # run-time errors show the model's lines
         name = select_model(compiled.models, filename, model)
         return name, cls(compiled, name, threads)

@@ -103,6 +103,18 @@ def _rows(args, start, stop) -> str:
                           args.disable)
 
 
+def _sizes(text: str) -> dict[str, int]:
+    """`B=128,T=64` -> {"B": 128, "T": 64}."""
+    out = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip() or not value.strip().isdigit() or int(value) < 1:
+            raise argparse.ArgumentTypeError(f"expected DIM=N (N a positive integer), "
+                                             f"got '{item}'")
+        out[name.strip()] = int(value)
+    return out
+
+
 def _positive(text: str) -> int:
     try:
         n = int(text)
@@ -190,6 +202,15 @@ def build_arg_parser() -> argparse.ArgumentParser:
                     help="compile even when the compile cache ($IRKIT_CACHE_DIR, else "
                          "~/.cache/irkit) holds this model compiled the same way, and do not "
                          "store the result")
+    ap.add_argument("--autotune", action="store_true",
+                    help="before compiling, measure candidate BLIS sizes of each model's "
+                         "matmuls and convolutions on this machine (a compile and timed steps "
+                         "each, with a progress line) and record the fastest in the cache's "
+                         "tuning records, which every later compile of the file, JIT too, "
+                         "takes (irkit.runtime.tuning)")
+    ap.add_argument("--autotune-sizes", default={}, type=_sizes, metavar="DIM=N[,DIM=N]",
+                    help="with --autotune: the inputs' symbolic sizes to measure with "
+                         "(default: 128 for each)")
     ap.add_argument("--memory-report", action="store_true",
                     help="with --emit=memory|llvm|asm|obj or -o NAME.so: a remark per function "
                          "on stderr with its arena, the lower bound (the most bytes live at "
@@ -377,7 +398,7 @@ def _compile_cached(text: str, filename: str, args) -> int:
     from irkit.runtime.compiled import compile_models
 
     def build():
-        models = _select_models(compile_source(text, filename), args, filename)
+        models = _select_models(_compiled_source(text, filename, args), args, filename)
         if models is None:
             raise _NoSuchModel
         return compile_models(models, opt_level=args.opt_level, cpu=args.cpu, jit=False,
@@ -388,7 +409,8 @@ def _compile_cached(text: str, filename: str, args) -> int:
                                   options={"opt_level": args.opt_level, "cpu": args.cpu,
                                            "disable": sorted(args.disable),
                                            "data_parallel": args.data_parallel,
-                                           "micro_batches": args.micro_batches})
+                                           "micro_batches": args.micro_batches,
+                                           **({"tuning": args.tuned} if args.tuned else {})})
     except _NoSuchModel:
         return 1
     if args.emit == "obj":
@@ -482,6 +504,59 @@ def _measure_step(module, step: str, batch: int) -> float:
     return sorted(times)[2]
 
 
+def _tuned(text: str, args) -> dict:
+    """The tuning records of this file's models for `--cpu` (`irkit.runtime.tuning`): what
+    `_compiled_source` sets on them and the compile cache's key includes."""
+    if args.target != "cpu":
+        return {}
+    from irkit.runtime import tuning
+    return tuning.lookup(text, args.cpu)
+
+
+def _compiled_source(text: str, filename: str, args):
+    """The DSL's module of the file, each model given its recorded BLIS sizes."""
+    from irkit.frontend.dsl import compile_source, model_modules
+    from irkit.runtime import tuning
+    top = compile_source(text, filename)
+    tuning.apply(model_modules(top), args.tuned)
+    return top
+
+
+def _autotune(text: str, filename: str, args) -> int:
+    """`--autotune`: tune each selected model that has contractions to schedule; its table
+    on stderr. Nonzero where it cannot."""
+    from irkit.frontend.dsl import compile_source
+    from irkit.tools import autotune
+    if args.target != "cpu" or args.data_parallel is not None or args.own_grid:
+        sys.stderr.write("irkit-compile: error: --autotune tunes one process on this CPU "
+                         "(not --target=nvptx, --data-parallel or a model's grid)\n")
+        return 1
+    models = _select_models(compile_source(text, filename), args, filename)
+    if models is None:
+        return 1
+    for name, module in models.items():
+        dims = {d: args.autotune_sizes.get(d, 128) for s in _symbolic_inputs(module)
+                for d in s}
+        if not autotune.sites(module):
+            sys.stderr.write(f"irkit-compile: autotune {name}: no matmul or convolution "
+                             "large enough to schedule; nothing to tune\n")
+            continue
+        result = autotune.autotune(text, filename, name, dims=dims, cpu=args.cpu,
+                                   progress=autotune.print_progress)
+        if sys.stderr.isatty():
+            sys.stderr.write("\n")
+        sys.stderr.write(result.table() + "\n")
+    return 0
+
+
+def _symbolic_inputs(module) -> list[list[str]]:
+    """The symbolic dims of each input of a model module's `@forward`."""
+    from irkit.runtime.engines import arg_specs
+    from irkit.symbols import lookup_symbol_in
+    forward = lookup_symbol_in(module, "forward")
+    return [[d for d in s.dims if isinstance(d, str)] for s in arg_specs(forward)]
+
+
 def run(args) -> int:
     from irkit.diagnostics import IRError
     from irkit.frontend.dsl import compile_source
@@ -505,10 +580,13 @@ def run(args) -> int:
         sys.stderr.write(f"irkit-compile: error: {refused}\n")
         return 2
     try:
+        if args.autotune and _autotune(text, filename, args):
+            return 1
+        args.tuned = _tuned(text, args)
         if _uses_cache(args):
             return _compile_cached(text, filename, args)
         t0 = time.perf_counter()
-        top = compile_source(text, filename)
+        top = _compiled_source(text, filename, args)
         if args.partition_report:
             if args.data_parallel is None and not args.own_grid:
                 sys.stderr.write("irkit-compile: error: --partition-report needs "
