@@ -15,7 +15,11 @@ Algorithm (`autotune`): coordinate descent over the contractions, the whole step
    model's best `TILES`; `kc`; `mc`), compile and time each candidate value, the other
    contractions and knobs as chosen so far; a candidate replaces the incumbent only if it is
    faster by more than `margin` (3%: below that, run-to-run noise decides).
-4. Store the record (configs that differ from the cost model's, and the times).
+4. Confirm: time the cost model's schedule and the chosen one again, alternately,
+   `CONFIRM_ROUNDS` times each; the choice stands only if its best still beats the cost
+   model's by `margin` (the incumbent of step 3 was timed once, and a machine busier then
+   than later fakes a gain).
+5. Store the record (configs that differ from the cost model's, and the times).
 
 Each candidate is one compile of the whole model (1-3 s for the example models) and `repeat`
 steps; a model with three contractions tries about 20 candidates.
@@ -33,6 +37,8 @@ from irkit.runtime.tuning import KNOBS, set_configs, store
 
 #: how many of the cost model's best register tiles the tuner tries
 TILES = 3
+#: rounds of the cost model's schedule and the chosen one timed alternately at the end
+CONFIRM_ROUNDS = 3
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,7 +219,8 @@ def autotune(source: str, filename: str, model: str | None = None, *, dims: dict
         return [{"ordinal": i, **o} for i, o in sorted(overrides.items()) if o]
 
     plan = [(s, knob) for s in found for knob in ("tile", "kc", "mc")]
-    total = 1 + sum(len(_candidates(s, knob, chosen[s.ordinal])) for s, knob in plan)
+    total = 1 + sum(len(_candidates(s, knob, chosen[s.ordinal])) for s, knob in plan) \
+        + 2 * CONFIRM_ROUNDS
     done = 0
 
     def timed(cfg: list[dict], what: str) -> float:
@@ -238,7 +245,19 @@ def autotune(source: str, filename: str, model: str | None = None, *, dims: dict
                 del overrides[site.ordinal]
             else:
                 overrides[site.ordinal] = saved
-    result = Result(name, found, configs(), baseline, best, done)
+    # The search compared each candidate with an incumbent timed once, minutes apart: a
+    # machine that was busier for the baseline than later makes a gain of nothing. The
+    # choice stands only if it still wins when the two are timed again, alternately.
+    chosen_configs = configs()
+    if chosen_configs:
+        again = {"cost model": [], "chosen": []}
+        for _ in range(CONFIRM_ROUNDS):
+            again["cost model"].append(timed([], "cost model, again"))
+            again["chosen"].append(timed(chosen_configs, "chosen, again"))
+        baseline, best = min(again["cost model"]), min(again["chosen"])
+        if best >= baseline * (1 - margin):
+            chosen_configs, best = [], baseline
+    result = Result(name, found, chosen_configs, baseline, best, done)
     if record:
         result.record_path = store(source, name, {
             "configs": result.configs, "dims": dims, "threads": threads,

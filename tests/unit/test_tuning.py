@@ -220,3 +220,21 @@ def test_autotune_on_the_command_line(cache, tmp_path, capsys):
     records = json.loads((cache / tuning.RECORDS).read_text())["records"]
     (models,) = records.values()
     assert models["layer"]["dims"] == {"B": 64} and models["layer"]["best_ms"] > 0
+
+
+def test_a_gain_that_does_not_hold_up_is_not_recorded(cache, monkeypatch):
+    """The first timing of the cost model's schedule was slow (a busy moment): the search
+    takes kc = 64, but timed again, alternately, the two are equal: nothing is recorded."""
+    fake = [autotune.Site(0, "m.irk:6:3", "train_step", (128, 96, 512),
+                          {"mr": 6, "nr": 64, "mc": 128, "kc": 256, "nc": 128}, [(6, 64)])]
+    monkeypatch.setattr(autotune, "sites", lambda module: fake)
+    calls = []
+
+    def measure(module, name, configs, dims, threads, repeat, cpu="native"):
+        calls.append(configs)
+        return 1.0 if len(calls) == 1 else 0.8
+    monkeypatch.setattr(autotune, "measure", measure)
+    result = autotune.autotune(MLP, "m.irk", dims={"B": 128})
+    assert calls[-1] == [{"ordinal": 0, "kc": 64}]          # the search took it ...
+    assert result.configs == [] and result.best_s == result.baseline_s == 0.8
+    assert tuning.lookup(MLP) == {}                          # ... the record has nothing
