@@ -393,7 +393,6 @@ def _compile_cached(text: str, filename: str, args) -> int:
     (`irkit.runtime.compile_cache`): a hit skips the DSL, the passes and LLVM, and a library
     is linked from the cached object code."""
     from irkit.exporters.library import write_library
-    from irkit.frontend.dsl import compile_source
     from irkit.runtime.compile_cache import cached_compile
     from irkit.runtime.compiled import compile_models
 
@@ -559,7 +558,6 @@ def _symbolic_inputs(module) -> list[list[str]]:
 
 def run(args) -> int:
     from irkit.diagnostics import IRError
-    from irkit.frontend.dsl import compile_source
     from irkit.pass_manager import Timing
     from irkit.printer import print_op
     from irkit.tools.opt import read_input
