@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import irkit
-from irkit.runtime.outputs import ALIGN, MIN_BYTES, OutputArrays
+from irkit.runtime.outputs import ALIGN, MIN_BYTES, PAGE, PAGE_OFFSET, OutputArrays
 
 SHAPE = (512, 1024)                    # 2 MiB of float32: above MIN_BYTES
 
@@ -16,6 +16,7 @@ def test_an_output_nobody_holds_is_reused_aligned():
     arrays = OutputArrays()
     a = arrays.get("y", SHAPE, np.float32)
     assert a.ctypes.data % ALIGN == 0 and a.shape == SHAPE and a.dtype == np.float32
+    assert a.ctypes.data % PAGE == PAGE_OFFSET              # away from numpy's 16 (4K aliasing)
     address = a.ctypes.data
     del a
     b = arrays.get("y", SHAPE, np.float32)
