@@ -77,14 +77,8 @@ def _median_ms(fn, sync, repeat: int) -> float:
 
 
 def _batch(model, n: int, seed: int) -> dict:
-    import numpy as np
-    rng = np.random.default_rng(seed)
-    out = {}
-    for s in model.inputs:
-        shape = [n if isinstance(d, str) else d for d in s.dims]
-        out[s.name] = (rng.normal(size=shape) if s.dtype.kind == "f"
-                       else rng.integers(0, 10, size=shape)).astype(s.dtype)
-    return out
+    from irkit.runtime.inputs import random_inputs
+    return random_inputs(model.inputs, n, seed)
 
 
 def _worst(got: dict, want: dict) -> float:

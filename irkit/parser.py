@@ -530,6 +530,22 @@ class Parser:
 
     # ----- regions and blocks -----------------------------------------------------------
 
+    def parse_region_arguments(self) -> list:
+        """`(%a : T, ...)` before a custom form's region (linalg.map's body, gpu.func's
+        signature and attributions): (name, type, loc, token) entries for `parse_region`."""
+        self.expect("(")
+        args = []
+        if self.tok != ")":
+            while True:
+                tk = self.i
+                name = self.parse_operand_ref().name
+                self.expect(":")
+                args.append((name, self.parse_type(), None, tk))
+                if not self.accept(","):
+                    break
+        self.expect(")")
+        return args
+
     def parse_region(self, arguments=None, *, isolated: bool = False) -> Region:
         """Parse `{ ... }`. `arguments` (name, type, loc, token) define the entry block's
         arguments for custom forms such as `func.func @f(%x: f32)`."""

@@ -55,6 +55,12 @@ _VECTOR_ISAS = (
 #: a CPU without any of them: scalar code, one lane
 SCALAR = Target("scalar", 0, 0)
 
+#: the sizes of a BLIS nest that a cost model picks from a target and a tuner may override
+#: (`linalg-matmul-blis`; `irkit-compile --autotune`), and the module attribute carrying the
+#: overrides: `blis.configs = [{ordinal = N : i64, <knob> = N : i64, ...}]`
+SCHEDULE_KNOBS = ("mr", "nr", "mc", "kc", "nc")
+SCHEDULE_ATTRIBUTE = "blis.configs"
+
 
 def from_features(name: str, features: dict[str, bool],
                   llc_bytes: int = DEFAULT_LLC_BYTES) -> Target:

@@ -173,7 +173,7 @@ from irkit.builder import Builder
 from irkit.diagnostics import IRError
 from irkit.ir import Operation
 from irkit.pass_manager import Pass, register_pass
-from irkit.target import host
+from irkit.target import SCHEDULE_ATTRIBUTE, SCHEDULE_KNOBS, host
 from irkit.dialects.fusion import GroupOp
 from irkit.passes.blis import epilogue as epilogues
 from irkit.passes.blis.contraction import (
@@ -232,8 +232,7 @@ def drop_temporary(buffer) -> None:
 
 #: the module attribute that carries measured sizes (`irkit.runtime.tuning`), and the sizes
 #: an entry may set
-CONFIGS = "blis.configs"
-TUNABLE = ("mr", "nr", "mc", "kc", "nc")
+CONFIGS, TUNABLE = SCHEDULE_ATTRIBUTE, SCHEDULE_KNOBS
 
 
 def _module_of(op: Operation) -> Operation | None:

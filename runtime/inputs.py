@@ -117,3 +117,18 @@ def bind_dims(specs, arrays) -> dict:
 def contiguous(a: np.ndarray) -> np.ndarray:
     """`a`, or a row-major copy of it (np.ascontiguousarray would make a 0-d array 1-d)."""
     return a if a.flags.c_contiguous else np.array(a, order="C")
+
+
+def random_inputs(specs: list[InputSpec], sizes, seed: int = 0,
+                  int_high: int = 10) -> dict[str, np.ndarray]:
+    """Inputs for `specs` to run or time a model on: floats from a standard normal
+    distribution, integers in [0, `int_high`) (class labels). `sizes` gives the symbolic
+    dims: one int for all of them, or a dict by name (every one the specs use)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for spec in specs:
+        shape = tuple((sizes if isinstance(sizes, int) else sizes[d]) if isinstance(d, str)
+                      else d for d in spec.dims)
+        out[spec.name] = (rng.normal(size=shape) if spec.dtype.kind == "f"
+                          else rng.integers(0, int_high, size=shape)).astype(spec.dtype)
+    return out

@@ -35,16 +35,16 @@ import os
 import tempfile
 from typing import TYPE_CHECKING
 
+from irkit.target import SCHEDULE_ATTRIBUTE, SCHEDULE_KNOBS
 from irkit.user_cache import cache_directory
 from irkit.version import VERSION
 
 if TYPE_CHECKING:
     from irkit.ir import Operation
 
-#: the module attribute `linalg-matmul-blis` reads (module docstring)
-ATTRIBUTE = "blis.configs"
-#: the sizes a config may set
-KNOBS = ("mr", "nr", "mc", "kc", "nc")
+#: the module attribute `linalg-matmul-blis` reads (module docstring), the sizes a config
+#: may set: one home, the target description's
+ATTRIBUTE, KNOBS = SCHEDULE_ATTRIBUTE, SCHEDULE_KNOBS
 #: the records' file in the cache folder, and its format
 RECORDS = "tuning.json"
 FORMAT = "irkit-tuning-1"

@@ -111,21 +111,16 @@ def _function(op: Operation) -> str:
 
 
 def random_inputs(model, dims: dict, seed: int = 0) -> dict:
-    """Inputs of `model` (a `Model`) with the symbolic sizes `dims` (name -> size): floats
-    from a normal distribution, integers in [0, 10) (class labels)."""
-    import numpy as np
-    rng = np.random.default_rng(seed)
-    out = {}
+    """Inputs of `model` (a `Model`) with the symbolic sizes `dims` (name -> size):
+    `irkit.runtime.inputs.random_inputs`, once every size the inputs use is given."""
+    from irkit.runtime.inputs import random_inputs as draw
     for spec in model.inputs:
         missing = [d for d in spec.dims if isinstance(d, str) and d not in dims]
         if missing:
             raise ValueError(f"input '{spec.name}' has the symbolic size(s) "
                              f"{', '.join(missing)}: give them (--autotune-sizes "
                              f"{missing[0]}=128)")
-        shape = tuple(dims[d] if isinstance(d, str) else d for d in spec.dims)
-        out[spec.name] = (rng.normal(size=shape) if spec.dtype.kind == "f"
-                          else rng.integers(0, 10, size=shape)).astype(spec.dtype)
-    return out
+    return draw(model.inputs, dims, seed)
 
 
 def measure(module: Operation, name: str, configs: list[dict], dims: dict, threads: int,
@@ -203,7 +198,8 @@ def _candidates(site: Site, knob: str, current: dict) -> list[dict]:
 def autotune(source: str, filename: str, model: str | None = None, *, dims: dict,
              threads: int = 0, repeat: int = 20, margin: float = 0.03, record: bool = True,
              cpu: str = "native", progress: Callable[[str], None] | None = None) -> Result:
-    """Tune the BLIS sizes of one model of `source` (module docstring) and record them."""
+    """Tune the BLIS sizes of one model of `source` (module docstring) and record them; a
+    model whose step has no BLIS nest gets a `Result` without sites, nothing measured."""
     from irkit.frontend.dsl import compile_source, model_modules
     from irkit.runtime.engines import select_model
     models = model_modules(compile_source(source, filename))
@@ -211,6 +207,8 @@ def autotune(source: str, filename: str, model: str | None = None, *, dims: dict
     module = models[name]
     step = "train_step" if _trains(module) else "forward"
     found = [s for s in sites(module) if s.function == step]
+    if not found:                       # nothing to measure, nothing recorded
+        return Result(name, [], [], 0.0, 0.0, 0)
     say = progress or (lambda text: None)
     chosen = {s.ordinal: dict(s.default) for s in found}
     overrides: dict[int, dict] = {}

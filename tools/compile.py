@@ -536,12 +536,12 @@ def _autotune(text: str, filename: str, args) -> int:
     for name, module in models.items():
         dims = {d: args.autotune_sizes.get(d, 128) for s in _symbolic_inputs(module)
                 for d in s}
-        if not autotune.sites(module):
+        result = autotune.autotune(text, filename, name, dims=dims, cpu=args.cpu,
+                                   progress=autotune.print_progress)
+        if not result.sites:
             sys.stderr.write(f"irkit-compile: autotune {name}: no matmul or convolution "
                              "large enough to schedule; nothing to tune\n")
             continue
-        result = autotune.autotune(text, filename, name, dims=dims, cpu=args.cpu,
-                                   progress=autotune.print_progress)
         if sys.stderr.isatty():
             sys.stderr.write("\n")
         sys.stderr.write(result.table() + "\n")

@@ -90,23 +90,7 @@ def verify_attributions(op, leading: int) -> None:
 
 def parse_attributions(p, keyword: str) -> list:
     """`keyword(%a : T, ...)` when present: (name, type, loc, token) entries for the body."""
-    return parse_typed_args(p) if p.accept(keyword) else []
-
-
-def parse_typed_args(p) -> list:
-    """`(%a : T, ...)`: (name, type, loc, token) entries for a body's arguments."""
-    p.expect("(")
-    out = []
-    if p.tok != ")":
-        while True:
-            tk = p.i
-            name = p.parse_operand_ref().name
-            p.expect(":")
-            out.append((name, p.parse_type(), None, tk))
-            if not p.accept(","):
-                break
-    p.expect(")")
-    return out
+    return p.parse_region_arguments() if p.accept(keyword) else []
 
 
 def print_attributions(p, keyword: str, values) -> None:

@@ -30,7 +30,7 @@ from irkit.opdef import (
 from irkit.symbols import lookup_symbol, symbol_name
 from irkit.types import I32, INDEX, FunctionType
 from irkit.dialects.gpu.base import (
-    WORKGROUP_COUNT, attributions, gpu, parse_attributions, parse_typed_args, print_attributions,
+    WORKGROUP_COUNT, attributions, gpu, parse_attributions, print_attributions,
     set_workgroup_count, verify_attributions,
 )
 from irkit.dialects.gpu.grid import run_grid
@@ -150,7 +150,7 @@ class GPUFuncOp(Op):
     @classmethod
     def parse(cls, p, num_results):
         name = p.parse_symbol_name()
-        args = parse_typed_args(p)
+        args = p.parse_region_arguments()
         results = p.parse_function_result_types() if p.accept("->") else []
         workgroup = parse_attributions(p, "workgroup")
         private = parse_attributions(p, "private")

@@ -19,7 +19,7 @@ from irkit.dialects.linalg.generic import YieldOp, build_body
 from irkit.dialects.linalg.named import NamedOp, rank_of
 from irkit.dialects.linalg.structured import (
     PARALLEL, REDUCTION, DenseI64, Destination, affine_map, dim, i64_list_text,
-    parse_i64_list, parse_operand_group, parse_region_arguments, print_operand_group,
+    parse_i64_list, parse_operand_group, print_operand_group,
     print_region_with_arguments, scalar_type, split_attributes,
 )
 
@@ -107,7 +107,7 @@ def _parse_user_body(p, op, payload, init_first: bool) -> None:
                           payload[2])
         _payload_body(p, op, payload, init_first)
         return
-    region = p.parse_region(parse_region_arguments(p))
+    region = p.parse_region(p.parse_region_arguments())
     op.regions[0].take_body(region)
 
 

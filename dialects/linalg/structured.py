@@ -384,22 +384,6 @@ def i64_list_text(attr: DenseArrayAttr) -> str:
     return f"[{', '.join(map(str, attr.value))}]"
 
 
-def parse_region_arguments(p) -> list:
-    """`(%a: f32, %b: f32)` before a region: the entry block's arguments."""
-    p.expect("(")
-    args = []
-    if p.tok != ")":
-        while True:
-            tk = p.i
-            ref = p.parse_operand_ref()
-            p.expect(":")
-            args.append((ref.name, p.parse_type(), None, tk))
-            if not p.accept(","):
-                break
-    p.expect(")")
-    return args
-
-
 def print_region_with_arguments(p, region: Region) -> None:
     """MLIR's layout for map / reduce bodies: the arguments on a line of their own, then the
     region, both one level deeper than the op."""

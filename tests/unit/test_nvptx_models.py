@@ -15,6 +15,7 @@ from irkit.backends.nvptx import emit_ptx, find_ptxas, ptxas
 from irkit.frontend.dsl import compile_source, model_modules
 from irkit.runtime.compiled import lower_model_with_graph
 from irkit.runtime.cuda import CudaEngine
+from irkit.runtime.inputs import random_inputs
 from irkit.runtime.model import Model, load_model
 from tests.fake_cuda import FakeDriver
 
@@ -45,13 +46,7 @@ def test_every_kernel_passes_ptxas(file, model):
 
 
 def _batch(model: Model, n: int, seed: int) -> dict:
-    rng = np.random.default_rng(seed)
-    out = {}
-    for s in model.inputs:
-        shape = [n if isinstance(d, str) else d for d in s.dims]
-        out[s.name] = (rng.normal(size=shape) if s.dtype.kind == "f"
-                       else rng.integers(0, 2, size=shape)).astype(s.dtype)
-    return out
+    return random_inputs(model.inputs, n, seed, int_high=2)
 
 
 @pytest.mark.parametrize("file, steps", [("logreg.irk", 3), ("mlp.irk", 2)])
