@@ -18,8 +18,9 @@ Algorithm:
    functions apart from the outlined loops), each parsed, optimized and compiled to an
    object file in an LLVM context of its own on a thread of its own (`compile_object`);
    MCJIT loads the objects together, `cc` links them.
-4. Optimize with LLVM's new pass manager (`PassBuilder`) at -O0..-O3 (the host functions
-   of a split module at most at -O1, `COLD_OPT_LEVEL`), for a CPU
+4. Optimize with LLVM's new pass manager (`PassBuilder`) at the LLVM level irkit's -O0..-O3
+   asks for (`llvm_level`: -O2 is LLVM's -O1, whose loops irkit has tiled and vectorized
+   already; the host functions of a split module at most at -O1), for a CPU
    (`cpu_target`): by default the host, the target machine made for
    `llvm.get_host_cpu_name()` with the features `llvm.get_host_cpu_features()` reports, so
    the vectorizers use the widest vector ISA the machine has (AVX-512, AVX2, NEON, ...);
@@ -293,7 +294,8 @@ def _new_target_machine(opt_level: int, jit: bool,
     (shared libraries)."""
     t = cpu_target(cpu)
     target = llvm.Target.from_triple(t["triple"])
-    return target.create_target_machine(cpu=t["cpu"], features=t["features"], opt=opt_level,
+    return target.create_target_machine(cpu=t["cpu"], features=t["features"],
+                                        opt=llvm_level(opt_level),
                                         reloc="default" if jit else "pic",
                                         codemodel="jitdefault" if jit else "default")
 
@@ -350,7 +352,7 @@ def _parsed_module(module: Operation, opt_level: int, cpu: str, jit: bool, verif
 def _partitioned(module: Operation, opt_level: int, verify: bool, timings: dict, rules,
                  parts: int | None) -> tuple[list[Partition], ModuleLowering]:
     """`module` verified, translated and split into at most `parts` partitions of its
-    outlined loops and `parts` of its host functions, the cold ones (`COLD_OPT_LEVEL`;
+    outlined loops and `parts` of its host functions, the cold ones (`llvm_level`;
     `llvm_partition.split_module`; None: `compile_partitions()`)."""
     _check_opt_level(opt_level)
     _initialize()
@@ -359,20 +361,42 @@ def _partitioned(module: Operation, opt_level: int, verify: bool, timings: dict,
     irmod, ml = _translate(module, verify, rules)
     # With OpenMP every loop nest of a parallel loop is outlined, and the module's own
     # functions are host code: sizes, the arena, thread dispatch, small sequential loops.
-    cold = frozenset(ml.functions) if ml.openmp and opt_level > COLD_OPT_LEVEL else \
-        frozenset()
+    cold = frozenset(ml.functions) if ml.openmp and llvm_level(opt_level, True) < \
+        llvm_level(opt_level) else frozenset()
     split = split_module(irmod, compile_partitions() if parts is None else parts, cold)
     step("translate_ms")
     return split, ml
 
 
-#: the LLVM optimization level of the cold partitions (`llvm_partition`: the host functions,
-#: when their parallel loops are outlined) at any higher level asked for. Measured on the
-#: example models (issue 14): -O1 instead of -O2 took the LLVM time of the host functions
-#: down by 10-30% (cnn's train_step: 0.60 to 0.41 s), and the training steps ran as fast
-#: (interleaved, 1 thread, median ms -O2 / -O1 on every function: MLP 784-256-10 B=128
-#: 1.51 / 1.48, cnn B=64 1.79 / 1.80, examples/mlp B=1024 0.70 / 0.68).
+#: LLVM's optimization level (pass pipeline and code generator) for each of irkit's
+#: `opt_level`s (`llvm_level`)
+LLVM_LEVELS = {0: 0, 1: 1, 2: 1, 3: 3}
+#: the LLVM level of the cold partitions (`llvm_partition`: the host functions, when their
+#: parallel loops are outlined) at any higher level asked for
 COLD_OPT_LEVEL = 1
+
+
+def llvm_level(opt_level: int, cold: bool = False) -> int:
+    """The LLVM optimization level that irkit's `opt_level` runs at, for a `cold` function
+    (host code, its loops outlined) or any other.
+
+    Why -O2 is LLVM's -O1. By the time a module reaches LLVM, irkit's passes have tiled,
+    packed, unrolled and vectorized its loops (the BLIS micro-kernel is register-blocked in
+    the IR): what LLVM's -O2 adds over -O1 (GVN, more inlining, the loop passes' heavier
+    forms) found nothing left to speed up, and cost time. Measured on the benchmark
+    workloads, each compiled both ways in one process and called alternately (1 thread, 60
+    rounds, medians, ms, LLVM -O2 / -O1 for pipeline and code generator): MLP 784-256-10
+    B=128 1.30 / 1.24 and 1.39 / 1.32, B=1024 10.4 / 9.9 and 10.2 / 9.9, cnn B=64 1.73 / 1.68
+    and 1.69 / 1.64, matmul 1024^3 25.6 / 24.8 and 23.8 / 23.3, softmax 2.34 / 2.33, fused
+    triad 5.52 / 5.51, logreg 0.065 / 0.065; and the LLVM CPU time of a cold compile went down
+    by a quarter (examples/mlp.irk: 0.41 to 0.31 s on the critical path). LLVM's loop
+    vectorizer still runs from irkit's -O2 up (`_optimize`), for loops that reach the
+    backend scalar (a module written by hand). -O3 asks for LLVM's -O3 throughout, but for
+    the cold functions: LLVM's -O1 took their LLVM time down by 10-30% (cnn's train_step:
+    0.60 to 0.41 s) for steps that ran as fast."""
+    _check_opt_level(opt_level)
+    level = LLVM_LEVELS[opt_level]
+    return min(level, COLD_OPT_LEVEL) if cold else level
 
 
 def _parse(text: str, module: Operation, tm: llvm.TargetMachine,
@@ -411,12 +435,13 @@ def _unlocked(name: str):
 
 
 def _optimize(mod: llvm.ModuleRef, opt_level: int, cpu: str, jit: bool,
-              timings: dict, tm: llvm.TargetMachine | None = None) -> None:
-    """LLVM's -O`opt_level` pipeline on `mod`, for `tm` (default the shared target machine
-    of `cpu`); C, without llvmlite's lock (`_unlocked`)."""
+              timings: dict, tm: llvm.TargetMachine | None = None, cold: bool = False) -> None:
+    """The LLVM pipeline irkit's -O`opt_level` asks for (`llvm_level`) on `mod`, of `cold`
+    functions or not, for `tm` (default the shared target machine of `cpu`); C, without
+    llvmlite's lock (`_unlocked`)."""
     t0 = time.perf_counter()
-    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-    pto.loop_vectorization = opt_level >= 2
+    pto = llvm.create_pipeline_tuning_options(speed_level=llvm_level(opt_level, cold))
+    pto.loop_vectorization = opt_level >= 2 and not cold
     # No SLP vectorizer: irkit vectorizes its loops in the IR (`loop-vectorize`), and on the
     # example models SLP took 50-80% of the optimization time (cnn's train_step: 5.5 of
     # 7.8 s) for no measurable speed of the code (bench/compile_time.py, issue 14).
@@ -543,8 +568,7 @@ def _compile_partition(part: Partition, module: Operation, opt_level: int, cpu: 
     tm = _new_target_machine(opt_level, jit, cpu)
     mod = _parse(part.text, module, tm, llvm.create_context())
     step("parse_ms")
-    _optimize(mod, min(opt_level, COLD_OPT_LEVEL) if part.cold else opt_level, cpu, jit, {},
-              tm)
+    _optimize(mod, opt_level, cpu, jit, {}, tm, part.cold)
     step("optimize_ms")
     declared = {f.name for f in mod.functions
                 if f.is_declaration and not f.name.startswith("llvm.")}

@@ -53,12 +53,15 @@ def _assert_runs_as_interpreter(model: Model, module) -> None:
 
 
 @pytest.mark.parametrize("parts", [2, 3])
-def test_partitioned_jit_runs_as_the_interpreter(logreg, monkeypatch, parts):
+@pytest.mark.parametrize("opt_level", [2, 3])
+def test_partitioned_jit_runs_as_the_interpreter(logreg, monkeypatch, parts, opt_level):
     monkeypatch.setattr(llvm_cpu, "compile_partitions", lambda: parts)
-    compiled = compile_models({"logreg": logreg})
+    compiled = compile_models({"logreg": logreg}, opt_level=opt_level)
     code = compiled.code
-    # up to `parts` of the host functions (cold, -O1) and `parts` of the outlined loops
-    assert parts < len(code.objects) == code.timings["partitions"] <= 2 * parts
+    if opt_level == 3:  # up to `parts` of the host functions (cold) and `parts` of the loops
+        assert parts < len(code.objects) == code.timings["partitions"] <= 2 * parts
+    else:               # every function at LLVM's -O1: up to `parts` in all
+        assert 1 < len(code.objects) == code.timings["partitions"] <= parts
     _assert_runs_as_interpreter(Model.from_engine("logreg", JitEngine(compiled, "logreg")),
                                 logreg)
 
@@ -128,17 +131,35 @@ def test_cold_functions_have_partitions_of_their_own(logreg):
 
 
 def test_cold_partitions_are_optimized_less(logreg, monkeypatch):
-    """`_compile_partition` runs `COLD_OPT_LEVEL` on a cold partition and the level asked
-    for on the others."""
+    """At -O3, `_compile_partition` runs LLVM's -O1 pipeline on a cold partition and -O3 on
+    the others; at -O2 (LLVM's -O1 for every function: `llvm_level`) nothing is cold and the
+    functions are dealt to partitions regardless of kind."""
     if llvm_cpu.openmp_library() is None:
         pytest.skip("without OpenMP the host functions keep their loops: none is cold")
     levels = []
-    real = llvm_cpu._optimize
-    monkeypatch.setattr(llvm_cpu, "_optimize", lambda mod, level, *a: (levels.append(level),
-                                                                     real(mod, level, *a)))
+    real = llvm_cpu.llvm.create_pipeline_tuning_options
+
+    def recorded(speed_level, **kw):
+        levels.append(speed_level)
+        return real(speed_level=speed_level, **kw)
+
+    monkeypatch.setattr(llvm_cpu.llvm, "create_pipeline_tuning_options", recorded)
     monkeypatch.setattr(llvm_cpu, "compile_partitions", lambda: 2)
-    split = llvm_cpu.compile_object(lower_model_with_graph(logreg)[1], 2, jit=True)
-    assert len(split.objects) == len(levels) and sorted(set(levels)) == [1, 2]
+    lowered = lower_model_with_graph(logreg)[1]
+    split = llvm_cpu.compile_object(lowered, 3, jit=True)
+    assert len(split.objects) == len(levels) and sorted(set(levels)) == [1, 3]
+    levels.clear()
+    split = llvm_cpu.compile_object(lowered, 2, jit=True)
+    assert len(split.objects) == len(levels) <= 2 and set(levels) == {1}
+
+
+def test_llvm_levels():
+    """irkit's -O2 is LLVM's -O1 (irkit vectorized the loops); cold functions stay at -O1 at
+    most; a level outside 0..3 is refused."""
+    assert [llvm_cpu.llvm_level(n) for n in range(4)] == [0, 1, 1, 3]
+    assert [llvm_cpu.llvm_level(n, cold=True) for n in range(4)] == [0, 1, 1, 1]
+    with pytest.raises(ValueError, match="opt_level must be 0, 1, 2 or 3"):
+        llvm_cpu.llvm_level(4)
 
 
 def _function_lines(irmod) -> dict[str, int]:
