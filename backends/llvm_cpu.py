@@ -52,6 +52,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
@@ -94,7 +95,7 @@ def _initialize() -> None:
     gomp = openmp_library()
     if gomp is not None:
         if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
-            os.environ["GOMP_SPINCOUNT"] = str(spin_rounds(os.environ, _load_average(),
+            os.environ["GOMP_SPINCOUNT"] = str(spin_rounds(os.environ, _background_load(),
                                                            _usable_cpus()))
         llvm.load_library_permanently(gomp)
 
@@ -107,9 +108,10 @@ SPIN_ROUNDS = 30_000
 _MPI_RANK_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
 
 
-def spin_rounds(env, load: float, cpus: int) -> int:
-    """GOMP_SPINCOUNT for this process: `SPIN_ROUNDS` where its threads may keep a core each,
-    0 (sleep at once) where they would share cores with other work.
+def spin_rounds(env, others: float, cpus: int) -> int:
+    """GOMP_SPINCOUNT for this process: `SPIN_ROUNDS` where its team of threads may keep a
+    core each, 0 (sleep at once) where they would share cores with other work (`others`:
+    the tasks besides this process that want a core, `_background_load`).
 
     Why both. A training step is a dozen parallel loops back to back, microseconds apart. A
     thread that sleeps between them costs a futex wake per loop (10-25 us), one that spins
@@ -119,15 +121,18 @@ def spin_rounds(env, load: float, cpus: int) -> int:
     against numpy's 0.73-1.4 ms. But on a machine busy with other work a spinning thread
     holds the core its teammate needs: with one core kept busy by another process, 0 rounds
     gave 1.51 ms, 10,000 rounds 2.36 ms and 30,000 rounds 4.99 ms (and 300,000 rounds at
-    load 4 a 100 ms median). So: spin where the 1-minute load average leaves a core for every
-    thread beside the caller's (`load <= cpus - 1`: the team's other threads then find idle
-    cores), and never in an MPI rank, whose siblings share the machine's cores by design.
-    The load is read once, when libgomp loads (a machine that gets busy later keeps the
-    spinning; OMP_WAIT_POLICY=passive, or GOMP_SPINCOUNT, decides for a process that knows
-    better)."""
+    load 4 a 100 ms median). So: spin where the team (`OMP_NUM_THREADS` threads, or one per
+    core) and the other work fit on the cores (`round(others) + team <= cpus`), and never in
+    an MPI rank, whose siblings share the machine's cores by design. The load is read once,
+    when libgomp loads (a machine that gets busy later keeps the spinning;
+    OMP_WAIT_POLICY=passive, or GOMP_SPINCOUNT, decides for a process that knows better)."""
     if cpus < 2 or any(v in env for v in _MPI_RANK_VARIABLES):
         return 0
-    return SPIN_ROUNDS if load <= cpus - 1 else 0
+    try:
+        team = min(cpus, int(env.get("OMP_NUM_THREADS", "").split(",")[0]))
+    except ValueError:
+        team = cpus
+    return SPIN_ROUNDS if team >= 2 and round(others) + team <= cpus else 0
 
 
 def _usable_cpus() -> int:
@@ -137,8 +142,19 @@ def _usable_cpus() -> int:
     return os.cpu_count() or 1
 
 
-def _load_average() -> float:
-    """The 1-minute load average; where the system has none, 0 (taken for a quiet one)."""
+def _background_load() -> float:
+    """How many tasks besides this process want a core: the smaller of the 1-minute load
+    average and the tasks runnable at this moment less this one (Linux's /proc/loadavg).
+
+    The average alone remembers up to a minute of work that has ended (a benchmark's
+    previous process, read as a busy core by the next one); the moment alone may miss a
+    neighbour that was between two bursts. A neighbour busy all along shows in both. Where
+    the system has neither, 0 (taken for a quiet one)."""
+    try:
+        fields = Path("/proc/loadavg").read_text().split()
+        return min(float(fields[0]), int(fields[3].split("/")[0]) - 1)
+    except (OSError, IndexError, ValueError):
+        pass
     try:
         return os.getloadavg()[0]
     except OSError:

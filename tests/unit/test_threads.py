@@ -120,18 +120,34 @@ def test_a_missing_libgomp_is_a_warning(monkeypatch):
         openmp_library.cache_clear()
 
 
-@pytest.mark.parametrize("env, load, cpus, spins", [
-    ({}, 0.3, 2, llvm_cpu.SPIN_ROUNDS),              # quiet: a core for the second thread
-    ({}, 1.0, 2, llvm_cpu.SPIN_ROUNDS),              # the caller's own core busy, one free
-    ({}, 1.4, 2, 0),                                 # another process on the second core
-    ({}, 6.5, 8, llvm_cpu.SPIN_ROUNDS),
-    ({}, 7.5, 8, 0),
+@pytest.mark.parametrize("env, others, cpus, spins", [
+    ({}, 0.3, 2, llvm_cpu.SPIN_ROUNDS),              # quiet: a core for each of the team
+    ({}, 1.0, 2, 0),                                 # another process on one of the 2 cores
+    ({"OMP_NUM_THREADS": "2"}, 1.0, 4, llvm_cpu.SPIN_ROUNDS),  # a team of 2, 3 cores free
+    ({"OMP_NUM_THREADS": "4"}, 1.0, 4, 0),
+    ({"OMP_NUM_THREADS": "1"}, 0.0, 4, 0),           # no team: nobody to wait for
+    ({"OMP_NUM_THREADS": "x"}, 0.0, 4, llvm_cpu.SPIN_ROUNDS),  # unreadable: one per core
+    ({}, 0.4, 8, llvm_cpu.SPIN_ROUNDS),
+    ({}, 6.5, 8, 0),
     ({}, 0.0, 1, 0),                                 # one core: nobody to wait for
     ({"PMI_RANK": "0"}, 0.0, 16, 0),                 # an MPI rank (MPICH)
     ({"OMPI_COMM_WORLD_RANK": "1"}, 0.0, 16, 0),     # an MPI rank (Open MPI)
 ])
-def test_threads_spin_only_where_the_machine_has_room(env, load, cpus, spins):
-    assert llvm_cpu.spin_rounds(env, load, cpus) == spins
+def test_threads_spin_only_where_the_machine_has_room(env, others, cpus, spins):
+    assert llvm_cpu.spin_rounds(env, others, cpus) == spins
+
+
+@pytest.mark.parametrize("loadavg, others", [
+    ("1.02 0.80 0.50 1/300 4242", 0),       # the average remembers work that has ended
+    ("0.10 0.80 0.50 3/300 4242", 0.10),    # a moment's burst that the average does not see
+    ("2.01 1.90 1.50 3/300 4242", 2),       # busy all along
+])
+def test_background_load_is_what_both_views_agree_on(loadavg, others, tmp_path, monkeypatch):
+    real = llvm_cpu.Path
+    (tmp_path / "loadavg").write_text(loadavg + "\n")
+    monkeypatch.setattr(llvm_cpu, "Path", lambda p: real(tmp_path / "loadavg")
+                        if p == "/proc/loadavg" else real(p))
+    assert llvm_cpu._background_load() == pytest.approx(others)
 
 
 def test_a_users_wait_policy_is_left_alone():
