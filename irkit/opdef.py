@@ -173,7 +173,10 @@ class Operand(_Field):
     def __get__(self, op, owner=None):
         if op is None:
             return self
-        start, size = op._group_range("operand", self.index)
+        index = self.index
+        if index < op.spec.first_var_operand:  # every group before it is one operand
+            return op._operands[index].value
+        start, size = op._group_range("operand", index)
         if self.variadic:
             return [o.value for o in op._operands[start:start + size]]
         if self.optional:
@@ -205,7 +208,10 @@ class Result(_Field):
     def __get__(self, op, owner=None):
         if op is None:
             return self
-        start, size = op._group_range("result", self.index)
+        index = self.index
+        if index < op.spec.first_var_result:
+            return op.results[index]
+        start, size = op._group_range("result", index)
         if self.variadic:
             return op.results[start:start + size]
         if self.optional:
@@ -483,6 +489,14 @@ class OpSpec:
                 f.index = i
         self.n_var_operands = sum(1 for o in self.operands if o.variadic or o.optional)
         self.n_var_results = sum(1 for o in self.results if o.variadic or o.optional)
+        # Where each group starts (`Op._group_range`), read on every `op.lhs`: a field before
+        # `first_var_*` starts at its index; with one variable group, the one field `var_*`
+        # spans what the others leave, and the fields after it count from the end; with
+        # several, the segment sizes say (first_var_* is 0: read for every field).
+        self.var_operand = _only_variable(self.operands)
+        self.var_result = _only_variable(self.results)
+        self.first_var_operand = _first_variable(self.operands, self.n_var_operands)
+        self.first_var_result = _first_variable(self.results, self.n_var_results)
         self.prop_names = frozenset(p.name for p in self.props)
         # MLIR stores default-valued properties on every op (the generic form shows them).
         self.stored_defaults = [(p.name, p.default) for p in self.props
@@ -498,6 +512,24 @@ class OpSpec:
             self.prop_names |= {"operandSegmentSizes"}
         if self.n_var_results > 1:
             self.prop_names |= {"resultSegmentSizes"}
+
+
+def _only_variable(fields: list) -> int:
+    """The index of the only variadic or optional field of a group (-1: none, or several)."""
+    var = [f.index for f in fields if f.variadic or f.optional]
+    return var[0] if len(var) == 1 else -1
+
+
+def _first_variable(fields: list, nvar: int) -> int:
+    """How many leading fields of a group start at their own index whatever the op's counts:
+    all of them without variable groups, those before the variable one with one, none with
+    several (the segment sizes are read even for fixed fields, so that IR whose sizes are
+    wrong reads as it always did until the verifier reports them)."""
+    if nvar == 0:
+        return len(fields)
+    if nvar == 1:
+        return next(f.index for f in fields if f.variadic or f.optional)
+    return 0
 
 
 class Op(Operation):
@@ -593,25 +625,28 @@ class Op(Operation):
     # ----- operand groups ----------------------------------------------------------------
 
     def _group_range(self, kind: str, index: int) -> tuple[int, int]:
+        """(start, size) of field `index`'s group of operands or results, in O(1) (the
+        layout `OpSpec` worked out per class): accessors read it on every `op.lhs`."""
         spec = self.spec
         if kind == "operand":
-            fields, total, nvar = spec.operands, len(self._operands), spec.n_var_operands
+            nfields, total = len(spec.operands), len(self._operands)
+            nvar, var = spec.n_var_operands, spec.var_operand
             seg_name = "operandSegmentSizes"
         else:
-            fields, total, nvar = spec.results, len(self.results), spec.n_var_results
+            nfields, total = len(spec.results), len(self.results)
+            nvar, var = spec.n_var_results, spec.var_result
             seg_name = "resultSegmentSizes"
         if nvar == 0:
             return index, 1
         if nvar == 1:
-            n_fixed = len(fields) - 1
-            var_size = total - n_fixed
-            start = 0
-            for f in fields[:index]:
-                start += var_size if (f.variadic or f.optional) else 1
-            f = fields[index]
-            return start, (var_size if (f.variadic or f.optional) else 1)
-        seg = self.properties.get(seg_name)
-        sizes = list(seg.value)
+            # the fields before the variable one are single, it holds what the others leave
+            # (total - (nfields - 1)), and the fields after it are single again
+            if index < var:
+                return index, 1
+            if index == var:
+                return index, total - nfields + 1
+            return total - nfields + index, 1
+        sizes = self.properties.get(seg_name).value
         return sum(sizes[:index]), sizes[index]
 
     # ----- diagnostics ------------------------------------------------------------------

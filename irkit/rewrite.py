@@ -29,7 +29,7 @@ from typing import Iterable, Sequence
 from irkit.attributes import Attribute
 from irkit.builder import Builder
 from irkit.diagnostics import IRError
-from irkit.ir import Block, Operation, Region, Value
+from irkit.ir import Block, Operation, Region, UnregisteredOp, Value
 from irkit.opdef import Commutative, ConstantLike, IsolatedFromAbove, Pure, Terminator
 
 
@@ -204,6 +204,19 @@ def constant_value(v: Value) -> Attribute | None:
     return None
 
 
+def _constant_of(v: Value) -> Attribute | None:
+    """`constant_value` for the folder, which asks it of every operand of every op it tries:
+    the constant classes looked up directly (a block argument's owner, a `Block`, is none)."""
+    owner = getattr(v, "owner", None)
+    c = _CONSTANT_CLASSES.get(type(owner))
+    if c is None:
+        c = _is_constant(type(owner))
+    if not c:
+        return None
+    r = owner.fold([])
+    return r[0] if r else None
+
+
 _CONSTANT_CLASSES: dict[type, bool] = {}
 
 
@@ -227,8 +240,25 @@ def _may_fold(cls) -> bool:
     c = _FOLDABLE.get(cls)
     if c is None:
         from irkit.opdef import Op
-        c = _FOLDABLE[cls] = (getattr(cls, "fold", Op.fold) is not Op.fold
-                              or Commutative in getattr(cls, "_trait_types", ()))
+        # (an unregistered op has neither: it is never folded)
+        c = _FOLDABLE[cls] = issubclass(cls, Op) and (
+            cls.fold is not Op.fold or Commutative in cls._trait_types)
+    return c
+
+
+#: per op class: whether an instance may ever be trivially dead (`_may_die`)
+_MAY_DIE: dict[type, bool] = {}
+
+
+def _may_die(cls) -> bool:
+    """Whether an op of class `cls` can be trivially dead at all: not a terminator, and either
+    `Pure` or declaring `memory_effects` (which may list none). Stores, yields and
+    unregistered ops never are, and the driver asks about every op it pops."""
+    c = _MAY_DIE.get(cls)
+    if c is None:
+        traits = getattr(cls, "_trait_types", ())
+        c = _MAY_DIE[cls] = Terminator not in traits and (
+            Pure in traits or getattr(cls, "memory_effects", None) is not None)
     return c
 
 
@@ -239,10 +269,15 @@ def is_trivially_dead(op: Operation) -> bool:
     only if every nested op is pure too (MLIR's recursive memory effects). Terminators and
     unregistered ops are never dead.
     """
+    return _may_die(type(op)) and _unused_and_pure(op)
+
+
+def _unused_and_pure(op: Operation) -> bool:
+    """`is_trivially_dead` of an op whose class `_may_die`."""
     for r in op.results:
         if r._uses:
             return False
-    return is_pure(op) and not _has(op, Terminator)
+    return is_pure(op)
 
 
 def is_pure(op: Operation) -> bool:
@@ -354,11 +389,15 @@ class OperationFolder:
 
     def try_fold(self, op: Operation) -> bool:
         """Fold `op`: in place, to existing values, or to constants. True if IR changed."""
-        if not op.is_registered or not _may_fold(type(op)):
+        if not _may_fold(type(op)):
             return False
+        return self._fold(op)
+
+    def _fold(self, op: Operation) -> bool:
+        """`try_fold` of an op that `_may_fold`."""
         operands = op._operands
         before = [o.value for o in operands]
-        consts = [constant_value(v) for v in before]
+        consts = [_constant_of(v) for v in before]
         changed = False
         # Commutative ops keep constants on the right (MLIR's foldCommutative), so patterns
         # and folders only need to look at one side.
@@ -458,6 +497,8 @@ class GreedyDriver(Listener):
         self.on_list: set[Operation] = set()
         self.num_rewrites = 0
         self.last_rewrite = ""
+        #: per op class, what popping one may do (`_class_info`)
+        self._info: dict[type, tuple] = {}
 
     # ----- listener -----------------------------------------------------------------------
 
@@ -494,6 +535,15 @@ class GreedyDriver(Listener):
 
     # ----- the loop -----------------------------------------------------------------------
 
+    def _class_info(self, cls) -> tuple:
+        """(may die, is a constant, may fold, its patterns) for ops of class `cls`: what the
+        driver asks of every op it pops, answered once per class (patterns None for
+        unregistered ops, whose name is their own)."""
+        info = self._info[cls] = (
+            _may_die(cls), _is_constant(cls), _may_fold(cls),
+            None if cls is UnregisteredOp else self.patterns.for_op(cls.name))
+        return info
+
     def run(self, root: Operation) -> bool:
         """Returns whether anything changed; raises RewriteNotConverged at the cap."""
         changed_any = False
@@ -520,10 +570,11 @@ class GreedyDriver(Listener):
 
     def _drain(self) -> bool:
         changed = False
-        worklist, on_list = self.worklist, self.on_list
+        worklist, on_list, erased = self.worklist, self.on_list, self.erased
         patterns = self.patterns
         folder = self.folder
         fold = self.fold
+        infos = self._info
         # A pattern that keeps changing one op (a -> b -> a) would keep it on the worklist
         # forever; a converging sweep visits each op a bounded number of times.
         budget = 16 * len(worklist) + 1024
@@ -536,22 +587,28 @@ class GreedyDriver(Listener):
                     f"may undo itself or another", worklist[-1].location)
             op = worklist.pop()
             on_list.discard(op)
-            if op.parent is None or op in self.erased:
+            if op.parent is None or op in erased:
                 continue                        # erased (maybe nested in an erased op)
-            if is_trivially_dead(op):
+            info = infos.get(type(op))
+            if info is None:
+                info = self._class_info(type(op))
+            may_die, constant, may_fold, op_patterns = info
+            if may_die and _unused_and_pure(op):
                 self.rewriter.erase_op(op)
                 changed = True
                 continue
             if fold:
-                if _is_constant(type(op)):
+                if constant:
                     if folder.insert_known_constant(op):
                         changed = True
                     continue
-                if folder.try_fold(op):
+                if may_fold and folder._fold(op):
                     changed = True
                     self.last_rewrite = f"folder of '{op.name}'"
                     continue
-            for pattern in patterns.for_op(op.name):
+            if op_patterns is None:
+                op_patterns = patterns.for_op(op.name)
+            for pattern in op_patterns:
                 self.rewriter.set_insertion_point_before(op)
                 self.rewriter.location = op.location
                 if pattern.match_and_rewrite(op, self.rewriter):

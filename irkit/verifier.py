@@ -76,9 +76,22 @@ class Verifier:
     # ----- one op -----------------------------------------------------------------------
 
     def _verify_op(self, op: Operation) -> None:
-        for i, operand in enumerate(op._operands):
-            self._check_dominance(op, i, operand.value)
         block = op.parent
+        for i, operand in enumerate(op._operands):
+            value = operand.value
+            # The common cases answered here (a use in the defining block, after the
+            # definition or of one of the block's arguments: fine in any region), the rest
+            # by `_check_dominance`
+            owner = getattr(value, "owner", None)
+            if owner is block and block is not None and type(value) is BlockArgument:
+                continue
+            if type(value) is OpResult and owner.parent is block and block is not None \
+                    and owner is not op:
+                if not block._order_valid:
+                    block._renumber()
+                if owner._order < op._order:
+                    continue
+            self._check_dominance(op, i, value)
         if op.successors:
             region = block.parent if block is not None else None
             for s in op.successors:
@@ -92,7 +105,7 @@ class Verifier:
                 trait.verify(op)
             if op._has_verify:
                 op.verify_()
-            if (block is not None and op.has_trait(Terminator) and op._next is not None):
+            if block is not None and op._next is not None and Terminator in op._trait_types:
                 raise op_error(op, "must be the last operation in the parent block")
 
     @staticmethod
@@ -340,18 +353,25 @@ def _constraint_error(op: Op, kind: str, index: int, constraint, t,
 
 
 def _verify_operands_and_results(op: Op, spec) -> None:
-    _verify_group(op, "operand", spec.operands, spec.n_var_operands, len(op._operands),
+    operands, results = op._operands, op.results
+    _verify_group(op, "operand", spec.operands, spec.n_var_operands, len(operands),
                   "operandSegmentSizes")
-    _verify_group(op, "result", spec.results, spec.n_var_results, len(op.results),
+    _verify_group(op, "result", spec.results, spec.n_var_results, len(results),
                   "resultSegmentSizes")
-    for fields, values, kind in ((spec.operands, [o.value for o in op._operands], "operand"),
-                                 (spec.results, op.results, "result")):
-        for f in fields:
-            start, size = op._group_range(kind, f.index)
-            for i in range(start, start + size):
-                if not f.constraint(values[i].type):
-                    raise _constraint_error(op, kind, i, f.constraint, values[i].type,
-                                            f.variadic)
+    for f in spec.operands:
+        start, size = op._group_range("operand", f.index)
+        c = f.constraint
+        for i in range(start, start + size):
+            t = operands[i].value.type
+            if not c(t):
+                raise _constraint_error(op, "operand", i, c, t, f.variadic)
+    for f in spec.results:
+        start, size = op._group_range("result", f.index)
+        c = f.constraint
+        for i in range(start, start + size):
+            t = results[i].type
+            if not c(t):
+                raise _constraint_error(op, "result", i, c, t, f.variadic)
 
 
 def _verify_props_regions_successors(op: Op, spec) -> None:
@@ -365,12 +385,16 @@ def _verify_props_regions_successors(op: Op, spec) -> None:
         if not pd.constraint(a):
             raise op_error(op, f"attribute '{pd.name}' failed to satisfy constraint: "
                                f"{pd.constraint.description}")
-    _verify_count(op, "region", len(spec.regions), spec.variadic_regions, len(op.regions))
-    for rd in spec.regions:
+    regions = spec.regions
+    if spec.variadic_regions or len(op.regions) != len(regions):
+        _verify_count(op, "region", len(regions), spec.variadic_regions, len(op.regions))
+    for rd in regions:
         if not rd.variadic and rd.single_block and len(op.regions[rd.index].blocks) > 1:
             raise op_error(op, f"expects region #{rd.index} to have 0 or 1 blocks")
     nsucc = len(spec.successors)
     found = len(op.successors)
+    if nsucc == found == 0:
+        return
     if spec.variadic_successors:
         if found < nsucc - 1:
             raise op_error(op, f"requires at least {nsucc - 1} successors but found {found}")

@@ -269,7 +269,7 @@ def _parser():
 def _parser_tables(grammar: str) -> str | None:
     """Where lark keeps this grammar's LALR tables between processes (building them is
     0.1-0.3 s of a fresh process's first compile; loading them, 5 ms), or None (no cache:
-    `IRKIT_CACHE_DIR` set empty).
+    `IRKIT_CACHE_DIR` set empty, and no tables beside the package).
 
     The tables depend only on the grammar, lark's version and Python's, all of which lark
     checks before using a file (a stale or damaged one is rebuilt). So, as Python keeps
@@ -279,10 +279,14 @@ def _parser_tables(grammar: str) -> str | None:
     (`irkit.user_cache`)."""
     import hashlib
     from irkit.user_cache import cache_directory
+    name = f"dsl-grammar-{hashlib.sha256(grammar.encode('utf-8')).hexdigest()[:16]}.lark"
     folder = cache_directory()
     if folder is None:
-        return None
-    name = f"dsl-grammar-{hashlib.sha256(grammar.encode('utf-8')).hexdigest()[:16]}.lark"
+        # caching nothing writes nothing, but the tables beside the package are part of it
+        # as its bytecode is: read (a cold compile with `IRKIT_CACHE_DIR=` spent 0.07 s
+        # building them again)
+        beside = os.path.join(TABLES_BESIDE, name)
+        return beside if os.path.isfile(beside) else None
     for where in (TABLES_BESIDE, folder):
         try:
             os.makedirs(where, exist_ok=True)

@@ -3,6 +3,7 @@ numpy version written here computes. Also the two tools that read `.irk` files."
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -268,3 +269,23 @@ def test_attention_matches_numpy():
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(first, want[:, 0], rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(pooled, want.mean(axis=1), rtol=1e-4, atol=1e-4)
+
+
+def test_parser_tables_beside_the_package_are_read_when_the_cache_is_off(tmp_path, monkeypatch):
+    """`IRKIT_CACHE_DIR` set empty writes no tables anywhere, but reads those beside the
+    package (as Python reads bytecode): a cold compile does not build them again."""
+    from irkit.frontend.dsl import syntax
+    beside = tmp_path / "package"
+    beside.mkdir()
+    monkeypatch.setattr(syntax, "TABLES_BESIDE", str(beside))
+    monkeypatch.setenv("IRKIT_CACHE_DIR", "")
+    grammar = (Path(syntax.__file__).parent / "grammar.lark").read_text(encoding="utf-8")
+    assert syntax._parser_tables(grammar) is None          # none there: none written
+    monkeypatch.setenv("IRKIT_CACHE_DIR", str(tmp_path / "cache"))
+    source = "model m {\n  input x: f32[N, 2]\n  output x\n}\n"
+    want = syntax._parser.__wrapped__().parse(source)       # builds them beside
+    (table,) = os.listdir(beside)
+    monkeypatch.setenv("IRKIT_CACHE_DIR", "")
+    assert syntax._parser_tables(grammar) == str(beside / table)
+    assert syntax._parser.__wrapped__().parse(source) == want
+    assert os.listdir(beside) == [table] and not (tmp_path / "cache").exists()
