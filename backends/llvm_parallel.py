@@ -137,9 +137,16 @@ def _terminator(lw: FunctionLowering, op, args):
     return None                             # the outlined function returns after it
 
 
-def _defined_outside(op: Operation, v: Value) -> bool:
+def _nested(op: Operation) -> set[int]:
+    """The ids of `op` and of every op nested in it: whether a value is defined outside `op`
+    is then one set lookup (`_defined_outside`), not a walk up its parents."""
+    return {id(o) for o in op.walk()}
+
+
+def _defined_outside(nested: set[int], v: Value) -> bool:
+    """Whether `v` is defined outside the op whose `_nested` set is `nested`."""
     owner = v.owner_op
-    return owner is None or not op.is_ancestor_of(owner)
+    return owner is None or id(owner) not in nested
 
 
 def _rematerializable(v: Value) -> bool:
@@ -160,9 +167,10 @@ def _captures(op) -> tuple[list[Value], list[Operation]]:
     before users)."""
     seen: dict[Value, None] = {}
     again: dict[Operation, None] = {}
+    inside = _nested(op)
 
     def use(v: Value) -> None:
-        if v in seen or not _defined_outside(op, v):
+        if v in seen or not _defined_outside(inside, v):
             return
         seen[v] = None
         if _rematerializable(v):
@@ -219,9 +227,10 @@ class _StartValues:
     def __init__(self, lw: FunctionLowering, outer: Operation) -> None:
         self.lw, self.outer = lw, outer
         self.known: dict[Value, ir.Value | None] = {}
+        self._nested = _nested(outer)
 
     def value(self, v: Value) -> ir.Value | None:
-        if _defined_outside(self.outer, v):
+        if _defined_outside(self._nested, v):
             return self.lw.get(v)
         if v not in self.known:
             self.known[v] = self._compute(v)

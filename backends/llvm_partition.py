@@ -9,8 +9,9 @@ one partition per core, each compiled to its own object file on its own thread
 
 Algorithm:
 
-1. Print each function of the translated module (`llvmlite.ir`) on its own: the definitions,
-   and every other top-level line (types, declarations, global variables, metadata).
+1. Print each function of the translated module (`llvmlite.ir`) on its own: the definitions
+   (`function_text`: what `str()` prints, faster), and every other top-level line (types,
+   declarations, global variables, metadata).
 2. Internal functions whose text is the same but for their name are one: the others' uses
    are renamed to the first, and they are dropped (a model's @forward and @train_step outline
    the same loops: 9 of the MLP's 37 functions, 11 of the CNN's 80). What LLVM's mergefunc
@@ -37,6 +38,10 @@ import re
 from dataclasses import dataclass, field
 
 import llvmlite.ir as ir
+from llvmlite.ir import instructions as _instr
+from llvmlite.ir._utils import _StringReferenceCaching
+
+from irkit.ir import gc_paused
 
 #: a module of fewer lines is compiled whole: a partition's thread, context, target machine
 #: and shared lines cost a few ms, which only a module this size repays
@@ -73,7 +78,13 @@ def split_module(irmod: ir.Module, parts: int,
                  cold: frozenset[str] = frozenset()) -> list[Partition]:
     """`irmod` split into at most `parts` partitions of the functions named in `cold` and
     at most `parts` of the others (the module docstring): one when it is small
-    (`MIN_SPLIT_LINES`), its text as `str(irmod)` prints it but for step 2."""
+    (`MIN_SPLIT_LINES`), its text as `str(irmod)` prints it but for step 2. The cycle
+    collector is paused meanwhile, as for the translation (`ModuleLowering.translate`)."""
+    with gc_paused():
+        return _split(irmod, parts, cold)
+
+
+def _split(irmod: ir.Module, parts: int, cold: frozenset[str]) -> list[Partition]:
     items = _merge_identical(_printed(irmod))
     functions = [item for item in items if item.name is not None]
     total = sum(f.lines for f in functions)
@@ -115,7 +126,7 @@ def _printed(irmod: ir.Module) -> list[_Item]:
                                       f'target datalayout = "{irmod.data_layout}"', "")]
     items += [_Item(t.get_declaration()) for t in irmod.get_identified_types().values()]
     for v in irmod.globals.values():
-        text = str(v)
+        text = _function_text(v) if isinstance(v, ir.Function) and v.blocks else str(v)
         if isinstance(v, ir.Function) and not v.is_declaration:
             items.append(_Item(text, name=v.name, head=text[:text.index("\n")],
                                lines=text.count("\n"),
@@ -163,3 +174,184 @@ def _merge_identical(items: list[_Item]) -> list[_Item]:
 def _hidden_head(f: _Item) -> str:
     """`f`'s `define` line, hidden instead of internal: another partition's object calls it."""
     return re.sub(r"^define (internal|private) ", "define hidden ", f.head)
+
+
+# ---------------------------------------------------------------------------------------------
+# Printing: a function's text as llvmlite prints it
+# ---------------------------------------------------------------------------------------------
+#
+# `str(function)` formats each instruction through llvmlite's generic machinery: a
+# `str.format` per instruction whose fields call `__str__` / `get_reference` on every operand
+# and type, each of which raises and catches an AttributeError the first time (its cache
+# is empty), then joins and strips a buffer. That was 40-50% of the Python time of a model's
+# translation, the collector aside (issue 14). `function_text` prints the same text in half
+# the time: one f-string per common instruction class (`_FORMATS`, each a copy of that
+# class's `descr` in llvmlite), types and references looked up once; any other instruction
+# (or one with metadata) is printed by llvmlite itself. tests/unit/test_llvm_partition.py
+# checks the two agree on every class and option the table handles.
+
+#: llvmlite's caches of a value's text and reference (`_StrCaching`,
+#: `_StringReferenceCaching`): a cached text is printed as it is, as llvmlite does
+_CACHED_STR = "_StrCaching__cached_str"
+_CACHED_REF = "_StringReferenceCaching__cached_refstr"
+_CACHING_REFERENCE = _StringReferenceCaching.get_reference
+
+
+#: whether `function_text` prints as the llvmlite installed does (None: not checked yet). It
+#: copies llvmlite's formatting (tested on 0.50), so the first function a process prints is
+#: printed both ways: another llvmlite that prints differently gets its own printing
+_same_as_llvmlite: bool | None = None
+
+
+def _function_text(fn: ir.Function) -> str:
+    """`function_text(fn)` where it prints as llvmlite does, else `str(fn)`."""
+    global _same_as_llvmlite
+    if _same_as_llvmlite is None:
+        fast = function_text(fn)
+        text = str(fn)
+        _same_as_llvmlite = fast == text
+        return text
+    return function_text(fn) if _same_as_llvmlite else str(fn)
+
+
+def function_text(fn: ir.Function) -> str:
+    """`str(fn)` of a function definition, computed faster (see above)."""
+    types: dict[int, str] = {}
+
+    def ty(t: ir.Type) -> str:          # str(t), once per type object
+        s = types.get(id(t))
+        if s is None:
+            s = types[id(t)] = str(t)
+        return s
+
+    def ref(v: ir.Value) -> str:        # v.get_reference(), without its first exception
+        d = v.__dict__
+        r = d.get(_CACHED_REF)
+        if r is None:
+            if type(v).get_reference is _CACHING_REFERENCE:
+                r = d[_CACHED_REF] = v._get_reference()   # noqa: SLF001 (what it caches)
+            else:
+                r = v.get_reference()
+        return r
+
+    buf: list[str] = []
+    fn.descr_prototype(buf)
+    buf.append("{\n")
+    for block in fn.blocks:
+        buf.append(f"{block._format_name()}:\n")          # noqa: SLF001 (its label)
+        for inst in block.instructions:
+            text = inst.__dict__.get(_CACHED_STR)
+            if text is None:
+                fmt = None if inst.metadata else _FORMATS.get(type(inst))
+                body = None if fmt is None else fmt(inst, ty, ref)
+                if body is None:
+                    text = str(inst)
+                elif isinstance(inst.type, ir.VoidType):
+                    text = body.rstrip()
+                else:
+                    text = f"{ref(inst)} = {body}".rstrip()
+            buf.append(f"  {text}\n")
+    buf.append("}\n")
+    return "".join(buf)
+
+
+def _typed(values, ty, ref) -> str:
+    return ", ".join([f"{ty(v.type)} {ref(v)}" for v in values])
+
+
+def _align(inst) -> str:
+    return "" if inst.align is None else ", align %d" % inst.align
+
+
+def _plain(i, ty, ref) -> str:          # Instruction: binary ops, fneg
+    name = " ".join([i.opname] + i.flags) if i.flags else i.opname
+    return f"{name} {ty(i.type)} {', '.join([ref(v) for v in i.operands])}"
+
+
+def _compare(i, ty, ref) -> str:        # ICMPInstr, FCMPInstr
+    a, b = i.operands
+    return f"{i.opname}{''.join([' ' + f for f in i.flags])} {i.op} {ty(a.type)} {ref(a)}, " \
+           f"{ref(b)}"
+
+
+def _select(i, ty, ref) -> str:
+    return f"select {' '.join(i.flags)} {_typed((i.cond, i.lhs, i.rhs), ty, ref)}"
+
+
+def _phi(i, ty, ref) -> str:
+    incoming = ", ".join([f"[{ref(v)}, {ref(b)}]" for v, b in i.incomings])
+    return f"phi {' '.join(i.flags)} {ty(i.type)} {incoming}"
+
+
+def _load(i, ty, ref) -> str:
+    p, = i.operands
+    return f"load {ty(i.type)}, {ty(p.type)} {ref(p)}{_align(i)}"
+
+
+def _store(i, ty, ref) -> str:
+    v, p = i.operands
+    return f"store {ty(v.type)} {ref(v)}, {ty(p.type)} {ref(p)}{_align(i)}"
+
+
+def _gep(i, ty, ref) -> str:
+    op = "getelementptr inbounds" if i.inbounds else "getelementptr"
+    p = i.pointer
+    return f"{op} {ty(i.source_etype)}, {ty(p.type)} {ref(p)}, {_typed(i.indices, ty, ref)}"
+
+
+def _cast(i, ty, ref) -> str:
+    v, = i.operands
+    return f"{i.opname} {ty(v.type)} {ref(v)} to {ty(i.type)}"
+
+
+def _extract_value(i, ty, ref) -> str:
+    a = i.aggregate
+    return f"extractvalue {ty(a.type)} {ref(a)}, {', '.join([str(k) for k in i.indices])}"
+
+
+def _insert_value(i, ty, ref) -> str:
+    a, v = i.aggregate, i.value
+    return f"insertvalue {ty(a.type)} {ref(a)}, {ty(v.type)} {ref(v)}, " \
+           f"{', '.join([str(k) for k in i.indices])}"
+
+
+def _alloca(i, ty, ref) -> str:
+    count = f", {_typed(i.operands, ty, ref)}" if i.operands else ""
+    align = "" if i.align is None else f", align {i.align}"
+    return f"{i.opname} {ty(i.allocated_type)}{count}{align}"
+
+
+def _operands(i, ty, ref) -> str:       # terminators, vector element ops
+    return f"{i.opname} {_typed(i.operands, ty, ref)}"
+
+
+def _ret(i, ty, ref) -> str:
+    return f"{i.opname} {_typed(i.operands, ty, ref)}" if i.operands else i.opname
+
+
+def _call(i, ty, ref) -> str | None:
+    if i.arg_attributes:
+        return None
+    callee = i.callee
+    fnty = callee.function_type
+    rt = fnty.return_type
+    head = f"{ty(fnty if fnty.var_arg else rt)} {ref(callee)}"
+    if i.cconv:
+        head = f"{i.cconv} {head}"
+    tail = f"{i.tail} " if i.tail else ""
+    fastmath = " " + " ".join(i.fastmath._to_list(rt)) if i.fastmath else ""  # noqa: SLF001
+    attrs = " " + " ".join(i.attributes._to_list(rt)) if i.attributes else ""  # noqa: SLF001
+    return f"{tail}{i.opname}{fastmath} {head}({_typed(i.args, ty, ref)}){attrs}"
+
+
+#: instruction class (exactly) -> its text without the result's name (llvmlite's `descr`,
+#: trailing blanks aside); None from one: llvmlite prints it
+_FORMATS = {
+    _instr.Instruction: _plain, _instr.ICMPInstr: _compare, _instr.FCMPInstr: _compare,
+    _instr.SelectInstr: _select, _instr.PhiInstr: _phi, _instr.LoadInstr: _load,
+    _instr.StoreInstr: _store, _instr.GEPInstr: _gep, _instr.CastInstr: _cast,
+    _instr.ExtractValue: _extract_value, _instr.InsertValue: _insert_value,
+    _instr.AllocaInstr: _alloca, _instr.Branch: _operands, _instr.ConditionalBranch: _operands,
+    _instr.ShuffleVector: _operands, _instr.InsertElement: _operands,
+    _instr.ExtractElement: _operands, _instr.Ret: _ret, _instr.CallInstr: _call,
+}

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import llvmlite.binding as llvm
+import llvmlite.ir as ir
 import numpy as np
 import pytest
 
@@ -208,3 +209,131 @@ def test_long_llvm_calls_do_not_hold_llvmlites_lock(logreg):
     t = code.timings
     llvm_ms = t["optimize_ms"] + t["codegen_ms"]
     assert held[0] * 1e3 < 0.25 * llvm_ms, (held[0], t)
+
+
+def _every_instruction() -> ir.Function:
+    """A function with each instruction class and option `llvm_partition._FORMATS` prints,
+    and some it leaves to llvmlite (metadata, argument attributes, `cmpxchg`), with names
+    that need quoting; built anew on each call, so that no printer sees another's caches."""
+    mod = ir.Module("zoo")
+    i1, i8, i32, i64, f32 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64), \
+        ir.FloatType()
+    vec, ptr = ir.VectorType(f32, 4), ir.PointerType()
+    desc = ir.LiteralStructType([ptr, i64, ir.ArrayType(i64, 2)])
+    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [i64, f32, ptr, vec]), "zoo")
+    fn.linkage = "internal"
+    x, y, p, v = fn.args
+    callee = ir.Function(mod, ir.FunctionType(f32, [f32, f32]), "callee")
+    varargs = ir.Function(mod, ir.FunctionType(i32, [ptr], var_arg=True), "printf")
+    entry, loop, done = (fn.append_basic_block(n) for n in ("entry", "loop body", "done"))
+    b = ir.IRBuilder(entry)
+    s = b.add(x, ir.Constant(i64, 3), flags=["nsw"])
+    b.sub(s, x, name='quote"d\\name')
+    b.fmul(y, ir.Constant(f32, 1.5), flags=["fast"])
+    b.fneg(y)
+    b.udiv(s, ir.Constant(i64, 7))
+    c = b.icmp_signed("<", s, x)
+    b.fcmp_ordered("<=", y, y, flags=["nnan"])
+    sel = b.select(c, s, x)
+    b.select(c, y, y, flags=["fast"])
+    slot = b.alloca(desc)
+    b.alloca(f32, size=ir.Constant(i64, 4), name="buf")
+    slot.align = 16
+    ld = b.load(p, typ=f32, align=4)
+    b.load(slot, typ=desc)
+    b.store(ld, p, align=4)
+    b.store(ir.Constant(desc, None), slot)
+    g = b.gep(p, [s], inbounds=True, source_etype=f32)
+    b.gep(slot, [ir.Constant(i32, 0), ir.Constant(i32, 2), sel], source_etype=desc)
+    b.sext(b.trunc(s, i8), i32)
+    b.fpext(y, ir.DoubleType())
+    b.ptrtoint(g, i64)
+    agg = b.insert_value(ir.Constant(desc, ir.Undefined), g, 0)
+    agg = b.insert_value(agg, x, [2, 1])
+    b.extract_value(agg, [2, 1])
+    e = b.extract_element(v, ir.Constant(i32, 1))
+    w = b.insert_element(v, e, ir.Constant(i32, 0))
+    b.shuffle_vector(w, v, ir.Constant(ir.VectorType(i32, 4), [0, 5, 2, 7]))
+    b.call(callee, [y, y])
+    b.call(callee, [y, y], tail=True, fastmath=("fast",), cconv="fastcc")
+    b.call(callee, [y, y], attrs=("nounwind",), name="named")
+    b.call(varargs, [p, x])
+    b.call(callee, [y, y], arg_attrs={0: ("noundef",)})
+    b.cmpxchg(p, x, s, "monotonic", "monotonic")
+    b.add(x, x).set_metadata("irkit", mod.add_metadata([ir.Constant(i32, 1)]))
+    b.branch(loop)
+    b.position_at_end(loop)
+    phi = b.phi(i64, name="iv")
+    phi.add_incoming(x, entry)
+    nxt = b.add(phi, ir.Constant(i64, 1))
+    phi.add_incoming(nxt, loop)
+    b.cbranch(b.icmp_unsigned("==", nxt, x), done, loop)
+    b.position_at_end(done)
+    b.ret_void()
+    return fn
+
+
+def test_function_text_prints_as_llvmlite():
+    """The split prints each function with `function_text`, which must print what
+    llvmlite's `str()` does, instruction by instruction (its own formats, and llvmlite's for
+    what it leaves to it)."""
+    ours = llvm_partition.function_text(_every_instruction())
+    theirs = str(_every_instruction())
+    assert ours.splitlines() == theirs.splitlines()
+    assert ours == theirs
+    assert 'cmpxchg' in ours and '!irkit' in ours and 'quote\\22d\\5cname' in ours
+
+
+def test_function_text_prints_a_cached_text_as_llvmlite():
+    """An instruction llvmlite has printed keeps that text (its cache) even if changed
+    afterwards; `function_text` prints the same."""
+    def built():
+        fn = _every_instruction()
+        phi = next(i for blk in fn.blocks for i in blk.instructions
+                   if isinstance(i, ir.PhiInstr))
+        str(phi)
+        phi.add_incoming(fn.args[0], fn.blocks[0])
+        return fn
+    assert llvm_partition.function_text(built()) == str(built())
+
+
+def test_split_of_a_model_prints_what_llvmlite_prints(logreg, monkeypatch):
+    """A model's split text (one partition, nothing merged) is llvmlite's `str()` of the
+    module, translated twice so that neither printer sees the other's caches."""
+    monkeypatch.setattr(llvm_partition, "_merge_identical", lambda items: items)
+    lowered = lower_model_with_graph(logreg)[1]
+    text = llvm_partition.split_module(llvm_cpu.translate(lowered, verify=False), 1)[0].text
+    assert text == str(llvm_cpu.translate(lowered, verify=False))
+
+
+def test_function_names_are_llvmlites():
+    """The translation names a function's values with `llvm_lowering._Names`, which must
+    give the names llvmlite's own `NameScope` gives, in any order of requests: unnamed
+    values, repeated names, and explicit names that collide with generated ones."""
+    from llvmlite.ir._utils import DuplicatedNameError, NameScope
+    from irkit.backends.llvm_lowering import _Names
+    requests = ["", "", "x", "x", "x.1", "", ".4", "", "", "x", "loop.body", "loop.body",
+                "loop.body.1", "loop.body", "", "x.2"]
+    theirs, ours = NameScope(), _Names(NameScope())
+    assert [theirs.register(n, deduplicate=True) for n in requests] == \
+        [ours.register(n, deduplicate=True) for n in requests]
+    assert ours.register("fresh") == theirs.register("fresh") == "fresh"
+    with pytest.raises(DuplicatedNameError):
+        ours.register("x")
+    taken = [NameScope(), NameScope()]  # a function's scope after its arguments were named
+    for scope in taken:
+        [scope.register("", deduplicate=True) for _ in range(3)]
+    assert _Names(taken[0]).register("", deduplicate=True) == \
+        taken[1].register("", deduplicate=True) == ".4"
+
+
+def test_a_printer_that_disagrees_with_llvmlite_is_not_used(logreg, monkeypatch):
+    """The first function a process prints is printed both ways; where `function_text`
+    disagrees (another llvmlite), every function is printed by llvmlite itself."""
+    monkeypatch.setattr(llvm_partition, "_same_as_llvmlite", None)
+    monkeypatch.setattr(llvm_partition, "function_text", lambda fn: "wrong\n")
+    irmod = _translated(logreg)
+    parts = llvm_partition.split_module(irmod, 1)
+    assert llvm_partition._same_as_llvmlite is False
+    assert "wrong" not in parts[0].text
+    llvm.parse_assembly(parts[0].text).verify()
