@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import math
 import struct
+from typing import TYPE_CHECKING
 
 from irkit import float_formats as ff
-from irkit.affine import AffineMap, IntegerSet
 from irkit.types import (
     BF16, F16, F32, F64, I1, I64, INDEX, ComplexType, FloatType, IndexType, IntegerType,
     ShapedType, Type,
 )
+
+if TYPE_CHECKING:       # annotations only: the parser imports `irkit.affine` when it meets a map
+    from irkit.affine import AffineMap, IntegerSet
 
 
 #: numpy storage of float types, defined in `irkit.float_arrays` and re-exported here; that

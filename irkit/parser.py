@@ -22,8 +22,8 @@ and replaced when the definition arrives), and every use must agree on the type.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from irkit import affine as aff
 from irkit.attributes import (
     UNIT, UNKNOWN_LOC, AffineMapAttr, ArrayAttr, Attribute, CallSiteLoc, DenseArrayAttr,
     DenseElementsAttr, DenseResourceAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FusedLoc,
@@ -41,6 +41,9 @@ from irkit.types import (
     IntegerType, MemRefType, RankedTensorType, TupleType, Type, UnrankedMemRefType,
     UnrankedTensorType, VectorType,
 )
+
+if TYPE_CHECKING:       # the affine methods import it on first use
+    from irkit import affine as aff
 
 # `i0` is a type too (MLIR's zero-width integer).
 _INT_TYPE_RE = re.compile(r"(si|ui|i)(0|[1-9][0-9]*)\Z")
@@ -1152,6 +1155,7 @@ class Parser:
     # ----- affine -----------------------------------------------------------------------
 
     def _parse_affine_dims_syms(self) -> tuple[dict, int, int]:
+        from irkit import affine as aff     # on first use: few modules hold maps
         names: dict = {}
         self.expect("(")
         nd = 0
@@ -1174,6 +1178,7 @@ class Parser:
         return names, nd, ns
 
     def _parse_affine_expr(self, names: dict) -> aff.AffineExpr:
+        from irkit import affine as aff
         lhs = self._parse_affine_term(names)
         while self.tok in ("+", "-"):
             op = self.next()
@@ -1182,6 +1187,7 @@ class Parser:
         return lhs
 
     def _parse_affine_term(self, names: dict) -> aff.AffineExpr:
+        from irkit import affine as aff
         lhs = self._parse_affine_atom(names)
         while self.tok in ("*", "mod", "floordiv", "ceildiv"):
             op = self.next()
@@ -1190,6 +1196,7 @@ class Parser:
         return lhs
 
     def _parse_affine_atom(self, names: dict) -> aff.AffineExpr:
+        from irkit import affine as aff
         tk = self.i
         t = self.next()
         if t == "(":
@@ -1206,6 +1213,7 @@ class Parser:
         return e
 
     def parse_affine_map(self) -> aff.AffineMap:
+        from irkit import affine as aff
         names, nd, ns = self._parse_affine_dims_syms()
         self.expect("->")
         self.expect("(")
@@ -1219,6 +1227,7 @@ class Parser:
         return aff.AffineMap(nd, ns, tuple(results))
 
     def parse_integer_set(self) -> aff.IntegerSet:
+        from irkit import affine as aff
         names, nd, ns = self._parse_affine_dims_syms()
         self.expect(":")
         self.expect("(")

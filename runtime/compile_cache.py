@@ -10,9 +10,11 @@ engine="jit")`) and `irkit-compile -o model.so` (and `--emit=obj`) look here fir
 An entry is one `CompiledModels` (`irkit.runtime.compiled`): the object files with the external
 symbols it calls, and per model the text of its graph module as the DSL wrote it, of its
 graph-stage module (shape functions), of its lowered module and of that module's interface
-(signatures and argument roles only). A runner made from it parses only the interface and
-loads the object with MCJIT, so a warm start skips the DSL, the passes and LLVM altogether.
-Text and JSON, not pickles: an entry never runs code when read.
+(signatures and argument roles only), and the initial values of the variables drawn at
+random (`keep_drawn_values`). A runner made from it parses only the interface and loads the
+object with MCJIT, so a warm start skips the DSL, the passes and LLVM's compiling altogether
+(and `numpy.random`, 7 ms of the example MLP's warm start). Text, JSON and raw arrays, not
+pickles: an entry never runs code when read.
 
 Algorithm:
 
@@ -25,14 +27,16 @@ Algorithm:
    and the compile options (opt level, CPU); the target (triple, CPU name, features);
    irkit's version and a fingerprint of its code (`code_fingerprint`: the name, size and
    modification time of every source file, so that an edited pass in a development tree
-   is never served stale code built before the edit); llvmlite's and LLVM's versions.
+   is never served stale code built before the edit); llvmlite's and LLVM's versions;
+   numpy's (its generators draw the initial values the entry keeps).
 3. Look up `<dir>/<key>.irkc`. One file per entry: a magic line, a header line (the JSON
    part's length and a SHA-256 digest of the rest), the JSON part (the request's fields,
-   the externals, the object files' lengths, the models' texts), the object files (one per
-   partition the backend compiled side by side, `llvm_partition`) one after another. An
-   entry that is truncated, altered (digest), of another format, or whose fields are not
-   the request's (a renamed file, a hash collision) is ignored as a miss and rewritten by
-   the compile that follows.
+   the externals, the object files' lengths, the models' texts, the kept values' names,
+   dtypes, shapes and lengths), the object files (one per partition the backend compiled
+   side by side, `llvm_partition`) one after another, then the kept values' bytes. An
+   entry that is truncated, altered (digest), of another format (`FORMAT`: older entries
+   are simply not found), or whose fields are not the request's (a renamed file, a hash
+   collision) is ignored as a miss and rewritten by the compile that follows.
 4. On a miss, compile and write the entry: into a temporary file beside it, then
    `os.replace`, which is atomic, so a reader sees the old entry or the new one, never
    half of one. Processes that compile the same model at once each write a whole entry
@@ -57,13 +61,15 @@ import warnings
 from collections import Counter
 from typing import Callable
 
+import numpy as np
+
 from irkit.passes import pipeline
 from irkit.runtime.compiled import CompiledModels, IRText, ModelCode
 from irkit.user_cache import cache_directory
 from irkit.version import VERSION
 
 #: the entry format; a change of layout changes it, and old entries are simply not found
-FORMAT = "irkit-compile-cache-2"
+FORMAT = "irkit-compile-cache-3"
 _MAGIC = FORMAT.encode("ascii") + b"\n"
 _SUFFIX = ".irkc"
 
@@ -73,6 +79,11 @@ stats: Counter = Counter()
 MAX_BYTES = 1 << 30
 #: how old a temporary must be to be taken for a killed writer's (seconds)
 _STALE_TMP_S = 3600
+#: the most bytes of drawn initial values an entry keeps (`keep_drawn_values`); a model with
+#: more has the rest drawn again at each load, as without the cache
+MAX_VALUE_BYTES = 16 << 20
+#: initializers whose values are made faster than read back: never kept
+_CHEAP_INITIALIZERS = ("zeros", "ones", "constant")
 
 #: the packages whose code decides what a compile produces (docs/layout.md's layers)
 _PACKAGES = ("irkit", "irkit.frontend", "irkit.dialects", "irkit.passes", "irkit.backends",
@@ -84,7 +95,7 @@ _fingerprint: str | None = None
 
 def code_fingerprint() -> str:
     """A digest of irkit's source files (relative name, size, modification time), computed
-    once per process: about 150 `stat`s, under a millisecond. Name and time rather than the
+    once per process: about 200 `stat`s, a millisecond. Name and time rather than the
     contents: a file rewritten with the same bytes only costs a recompile."""
     global _fingerprint
     if _fingerprint is None:
@@ -98,15 +109,32 @@ def code_fingerprint() -> str:
                     roots = [r for r in roots if not r.startswith(root + os.sep)] + [root]
         h = hashlib.sha256()
         for root in sorted(roots):
-            for folder, dirs, files in os.walk(root):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                for f in sorted(files):
-                    if f.endswith((".py", ".lark")):
-                        st = os.stat(os.path.join(folder, f))
-                        h.update(f"{os.path.relpath(os.path.join(folder, f), root)}:"
-                                 f"{st.st_size}:{st.st_mtime_ns}\n".encode())
+            _hash_sources(h, root, "")
         _fingerprint = h.hexdigest()
     return _fingerprint
+
+
+def _hash_sources(h, folder: str, rel: str) -> None:
+    """Feed `h` a line `relative/name.py:size:mtime_ns` per source file under `folder`
+    (`rel`: its path below the root), top-down, names sorted, without `__pycache__` and
+    without descending into linked folders (what `os.walk` visits: the same digest at half
+    its cost, the `stat` of `os.scandir`'s entries and no `relpath`)."""
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:         # unreadable: skipped, as `os.walk` skips it
+        return
+    lines, subfolders = [], []
+    for e in entries:
+        if e.is_dir():
+            if e.name != "__pycache__" and not e.is_symlink():
+                subfolders.append(e)
+        elif e.name.endswith((".py", ".lark")):
+            st = e.stat()
+            lines.append(f"{rel}{e.name}:{st.st_size}:{st.st_mtime_ns}\n")
+    h.update("".join(lines).encode())
+    for d in subfolders:
+        _hash_sources(h, d.path, f"{rel}{d.name}{os.sep}")
 
 
 def request_fields(source: str, filename: str, selection: str, *, jit: bool,
@@ -125,7 +153,8 @@ def request_fields(source: str, filename: str, selection: str, *, jit: bool,
             "options": options, "target": cpu_target(options.get("cpu", "native")),
             "irkit": VERSION, "irkit_code": code_fingerprint(),
             "llvmlite": llvmlite.__version__,
-            "llvm": ".".join(str(v) for v in llvm.llvm_version_info)}
+            "llvm": ".".join(str(v) for v in llvm.llvm_version_info),
+            "numpy": np.__version__}
 
 
 def entry_key(fields: dict) -> str:
@@ -155,6 +184,7 @@ def cached_compile(source: str, filename: str, selection: str,
         return found
     stats["misses"] += 1
     compiled = build()
+    keep_drawn_values(compiled)
     try:
         _write(path, _encode(fields, compiled))
         stats["stores"] += 1
@@ -163,6 +193,30 @@ def cached_compile(source: str, filename: str, selection: str,
         warnings.warn(f"irkit: cannot write the compile cache entry {path}: {e.strerror}",
                       RuntimeWarning, stacklevel=2)
     return compiled
+
+
+def keep_drawn_values(compiled: CompiledModels) -> None:
+    """Give each model of in-process code (`jit`) its variables' initial values that are
+    drawn at random (`ModelCode.initial_values`, at most `MAX_VALUE_BYTES` in all): the
+    entry keeps them, and the engine made now takes them instead of drawing them again.
+    Values of a dtype that its `str` does not name again (an extension type) are not
+    kept."""
+    if not compiled.jit:
+        return
+    from irkit.dialects.graph import variable_specs
+    total = 0
+    for mc in compiled.models.values():
+        module = mc.interface.op
+        attr = module.attributes.get("graph.variables")
+        drawn = {e.value["name"].value for e in (attr.value if attr is not None else [])
+                 if e.value["initializer"].value not in _CHEAP_INITIALIZERS}
+        kept = {}
+        for name, _, dtype, value in variable_specs(module, mc.initial_values):
+            if name in drawn and np.dtype(dtype.str) == dtype and \
+                    total + value.nbytes <= MAX_VALUE_BYTES:
+                kept[name] = value
+                total += value.nbytes
+        mc.initial_values = kept or None
 
 
 def _evict(directory: str) -> None:
@@ -200,14 +254,19 @@ def _evict(directory: str) -> None:
 def _encode(fields: dict, compiled: CompiledModels) -> bytes:
     """An entry's bytes (the module docstring's step 3)."""
     objects = compiled.code.objects
+    values = [(model, name, np.ascontiguousarray(value))
+              for model, mc in compiled.models.items()
+              for name, value in (mc.initial_values or {}).items()]
     part = {"fields": fields, "jit": compiled.jit, "externals": list(compiled.code.externals),
             "objects": [len(obj) for obj in objects],
             "models": {name: {"prefix": mc.prefix, "module": mc.module.text,
                               "graph": mc.graph.text, "lowered": mc.lowered.text,
                               "interface": mc.interface.text}
-                       for name, mc in compiled.models.items()}}
+                       for name, mc in compiled.models.items()},
+            "values": [[model, name, v.dtype.str, list(v.shape), v.nbytes]
+                       for model, name, v in values]}
     head = json.dumps(part).encode("utf-8")
-    body = head + b"".join(objects)
+    body = head + b"".join(objects) + b"".join(v.tobytes() for _, _, v in values)
     header = f"{len(head)} {hashlib.sha256(body).hexdigest()}\n"
     return _MAGIC + header.encode("ascii") + body
 
@@ -246,11 +305,21 @@ def _decode(data: bytes, fields: dict) -> CompiledModels | None:
                                   IRText(text=m["graph"]), IRText(text=m["lowered"]),
                                   IRText(text=m["interface"]))
                   for name, m in part["models"].items()}
-        ends = list(itertools.accumulate(part["objects"], initial=length))
+        values = part["values"]
+        ends = list(itertools.accumulate(part["objects"] + [v[4] for v in values],
+                                         initial=length))
         if ends[-1] != len(body):
             return None
-        code = ObjectCode(tuple(bytes(body[a:b]) for a, b in zip(ends, ends[1:])),
+        n = len(part["objects"])
+        code = ObjectCode(tuple(bytes(body[a:b]) for a, b in zip(ends[:n], ends[1:n + 1])),
                           tuple(part["externals"]), {})
+        for (model, name, dtype, shape, size), start in zip(values, ends[n:]):
+            dtype = np.dtype(dtype)     # read-only views of the entry, copied when used
+            array = np.frombuffer(body, dtype, size // dtype.itemsize, start).reshape(shape)
+            if array.nbytes != size:
+                return None
+            mc = models[model]
+            mc.initial_values = {**(mc.initial_values or {}), name: array}
         return CompiledModels(code, models, bool(part["jit"]))
     except (ValueError, KeyError, TypeError, AttributeError):
         return None

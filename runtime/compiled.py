@@ -49,7 +49,6 @@ from irkit.attributes import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr,
 from irkit.builtin import ModuleOp
 from irkit.diagnostics import SOURCES, Diagnostic, IRError, resolve_file_line_col
 from irkit.dialects.func import ReturnOp
-from irkit.dialects.memory import CheckOp
 from irkit.ir import Block, Operation
 from irkit.pass_manager import PassManager
 from irkit.passes import pipeline
@@ -191,7 +190,8 @@ class ModelCode:
     (what `Model.module` shows); `graph`, at the pipeline's `GRAPH_STAGE` (the shape
     functions); `lowered`, what the backend compiled (functions named as in the model);
     `interface`, the lowered module's `interface_module`. Its functions are the object code's
-    symbols `prefix + name`."""
+    symbols `prefix + name`. `initial_values`: variables' initial values already drawn
+    (name -> array; the compile cache keeps the random ones, `variable_specs`' `known`)."""
 
     name: str
     prefix: str
@@ -199,6 +199,7 @@ class ModelCode:
     graph: IRText
     lowered: IRText
     interface: IRText
+    initial_values: dict | None = None
 
 
 @dataclass
@@ -342,6 +343,7 @@ class Entry:
         site's message with its value and bound, located at the model line it came from,
         rendered as the interpreter renders its errors (source line and caret). `fn` is this
         function with its body, whose `memory.check`s name the sites."""
+        from irkit.dialects.memory import CheckOp   # a run-time error's: not on a warm start
         code, value, bound = (int(v) for v in status)
         site = next((op for op in fn.walk()
                      if isinstance(op, CheckOp) and op.code.value == code), None)

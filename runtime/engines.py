@@ -25,7 +25,7 @@ from irkit.dialects.graph import VariableOp, variable_specs
 from irkit.interpreter import Interpreter, to_value
 from irkit.ir import Operation
 from irkit.passes import pipeline
-from irkit.runtime.compiled import CompiledModels, CompiledRunner, compile_models
+from irkit.runtime.compiled import CompiledModels, CompiledRunner, IRText, compile_models
 from irkit.runtime.inputs import InputSpec, check_inputs, contiguous
 from irkit.symbols import lookup_symbol_in, symbol_name
 
@@ -204,12 +204,23 @@ class CompiledEngine(Engine):
     dev mode initializes them."""
 
     def __init__(self, runner: CompiledRunner, name: str,
-                 module: Operation | None = None) -> None:
+                 module: Operation | IRText | None = None,
+                 initial_values: dict | None = None) -> None:
         self.runner = runner
         self.name = name
-        #: what `Model.module` shows: the graph module compiled in process, else the
-        #: lowered one
-        self.module = module if module is not None else runner.module
+        self._module = module
+        #: variables' initial values drawn before (`ModelCode.initial_values`)
+        self._initial_values = initial_values
+
+    @property
+    def module(self) -> Operation:
+        """What `Model.module` shows: the graph module compiled in process, else the lowered
+        one. Held as `IRText` by a warm start, and parsed only when asked for (10 ms of the
+        example MLP's 0.1 s warm start went to parsing it for nobody)."""
+        module = self._module
+        if isinstance(module, IRText):
+            self._module = module = module.op
+        return module if module is not None else self.runner.module
 
     def functions(self) -> set[str]:
         return set(self.runner.entries)
@@ -221,8 +232,8 @@ class CompiledEngine(Engine):
         return self.runner.entries[fn].output_names
 
     def variables(self) -> dict[str, tuple[np.ndarray, tuple, np.dtype]]:
-        return {name: (contiguous(np.asarray(value)), shape, dtype)
-                for name, shape, dtype, value in variable_specs(self.runner.module)}
+        return {name: (contiguous(np.asarray(value)), shape, dtype) for name, shape, dtype, value
+                in variable_specs(self.runner.module, self._initial_values)}
 
     def run(self, fn: str, model_name: str, given: dict, store: dict) -> dict:
         return self.runner.run(fn, model_name, given, store)
@@ -234,8 +245,8 @@ class JitEngine(CompiledEngine):
     start loads the object code and the model's interface, and runs nothing else."""
 
     def __init__(self, compiled: CompiledModels, model: str, threads: int = 0) -> None:
-        super().__init__(compiled.runner(model, threads), "jit",
-                         compiled.models[model].module.op)
+        mc = compiled.models[model]
+        super().__init__(compiled.runner(model, threads), "jit", mc.module, mc.initial_values)
 
     @classmethod
     def from_module(cls, module: Operation, opt_level: int = 2,

@@ -97,7 +97,6 @@ class Model:
         self.name = name
         self._engine = engine
         self.engine = engine.name
-        self.module = engine.module
         functions = engine.functions()
         if "forward" not in functions:
             raise ValueError(f"model {name!r} has no function @forward")
@@ -110,6 +109,12 @@ class Model:
             self._store[vname] = value
             types[vname] = (tuple(shape), dtype)
         self.variables = Variables(self._store, types)
+
+    @property
+    def module(self) -> Operation:
+        """The model's module as its engine shows it (`Engine.module`: a warm start's is
+        parsed from the compile cache's text when first asked for)."""
+        return self._engine.module
 
     def save(self, path: str | Path) -> None:
         """Write every variable (params and optimizer state) to an `.npz` file."""

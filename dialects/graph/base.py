@@ -520,10 +520,13 @@ def initial_value(init: str, args: dict, shape: tuple, dtype) -> np.ndarray:
     raise ValueError(f"unknown initializer '{init}'")
 
 
-def variable_specs(module: Operation) -> list[tuple[str, tuple, np.dtype, np.ndarray]]:
+def variable_specs(module: Operation,
+                   known: dict | None = None) -> list[tuple[str, tuple, np.dtype, np.ndarray]]:
     """(name, shape, dtype, initial value) per entry of a lowered module's `graph.variables`
     attribute (its record of the model's `graph.variable`s): what a compiled model's
-    variables start as, the same values dev mode starts from (`initial_value`)."""
+    variables start as, the same values dev mode starts from (`initial_value`). `known`
+    holds values drawn before (name -> array; the compile cache keeps them), taken where
+    their shape and dtype are the variable's instead of drawing them again."""
     attr = module.attributes.get("graph.variables")
     out = []
     for entry in (attr.value if attr is not None else []):
@@ -531,8 +534,12 @@ def variable_specs(module: Operation) -> list[tuple[str, tuple, np.dtype, np.nda
         t = d["type"].value
         args = {k: v.value for k, v in d["init_args"].value.items()} if "init_args" in d else {}
         dtype = np.dtype(numpy_dtype(t.element))
-        out.append((d["name"].value, tuple(t.shape), dtype,
-                    initial_value(d["initializer"].value, args, tuple(t.shape), dtype)))
+        value = known.get(d["name"].value) if known else None
+        if value is not None and value.shape == tuple(t.shape) and value.dtype == dtype:
+            value = value.copy()        # a fresh array each time, as a drawn one is
+        else:
+            value = initial_value(d["initializer"].value, args, tuple(t.shape), dtype)
+        out.append((d["name"].value, tuple(t.shape), dtype, value))
     return out
 
 

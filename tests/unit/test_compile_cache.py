@@ -163,6 +163,116 @@ def test_request_fields_name_every_input_of_a_compile(model_file):
     other = compile_cache.request_fields(TINY, "other.irk", "*", jit=True,
                                          options={"opt_level": 2})
     assert compile_cache.entry_key(fields) != compile_cache.entry_key(other)
+    assert fields["numpy"] == np.__version__    # its generators drew the kept values
+
+
+def _walk_digest(root) -> str:
+    """`code_fingerprint`'s digest of one folder, as `os.walk` visits it (the reference)."""
+    import hashlib
+    h = hashlib.sha256()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for f in sorted(files):
+            if f.endswith((".py", ".lark")):
+                st = os.stat(os.path.join(folder, f))
+                h.update(f"{os.path.relpath(os.path.join(folder, f), root)}:"
+                         f"{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def test_the_code_fingerprint_walks_sources_as_os_walk_does(tmp_path):
+    """Nested folders in name order, `__pycache__` and other files left out, a linked folder
+    not entered; an edited file changes the digest."""
+    import hashlib
+    root = tmp_path / "pkg"
+    for rel in ("a.py", "z.lark", "b/c.py", "b/d/e.py", "b2/f.py", "__pycache__/x.py",
+                "notes.txt", "b/g.pyc"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel)
+    (root / "link").symlink_to(root / "b")
+
+    def digest() -> str:
+        h = hashlib.sha256()
+        compile_cache._hash_sources(h, str(root), "")
+        return h.hexdigest()
+    before = digest()
+    assert before == _walk_digest(root)
+    (root / "b" / "d" / "e.py").write_text("edited")
+    assert digest() == _walk_digest(root) != before
+
+
+def test_a_warm_start_imports_neither_front_end_nor_passes_nor_the_generators(
+        cache_dir, model_file):
+    """A fresh process that finds the model in the cache runs it without importing the DSL
+    front end (or lark), any pass, the memory dialect or numpy's random generators (the
+    entry keeps the drawn initial values), and without parsing the model's graph module
+    for `Model.module` until asked."""
+    import json
+    import subprocess
+    import sys
+    irkit.load_model(model_file, engine="jit")
+    code = f"""
+import json, sys
+import numpy as np
+import irkit
+m = irkit.load_model({str(model_file)!r}, engine="jit")
+out = m.train_step(x=np.ones((5, 4), np.float32), labels=np.zeros(5, np.int32))
+parsed = type(m._engine._module).__name__
+print(json.dumps({{"modules": sorted(sys.modules), "parsed": parsed,
+                  "loss": float(out["loss"])}}))
+"""
+    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    loaded = [m for m in got["modules"] if m == "lark" or m.startswith(
+        ("irkit.frontend", "irkit.dialects.memory", "numpy.random", "lark."))
+        or (m.startswith("irkit.passes.") and m != "irkit.passes.pipeline")]
+    assert loaded == []
+    assert got["parsed"] == "IRText"
+    want = irkit.load_model(model_file).train_step(x=np.ones((5, 4), np.float32),
+                                                   labels=np.zeros(5, np.int32))
+    np.testing.assert_allclose(got["loss"], want["loss"], rtol=1e-5)
+
+
+def test_the_entry_keeps_the_drawn_initial_values(cache_dir, model_file, monkeypatch):
+    """The random initial values are kept (the zeros are not) and a warm model starts from
+    them without drawing, equal to dev mode's; past `MAX_VALUE_BYTES` they are drawn at
+    load again, with the same result."""
+    from irkit.dialects.graph import base as graph_base
+    cold = irkit.load_model(model_file, engine="jit")
+    (name,) = _entries(cache_dir)
+    fields = compile_cache.request_fields(TINY, str(model_file), "*", jit=True,
+                                          options={"opt_level": 2, "disable": []})
+    entry = compile_cache._decode((cache_dir / name).read_bytes(), fields)
+    kept = entry.models["tiny"].initial_values
+    assert sorted(kept) == ["w"]
+    dev = irkit.load_model(model_file)
+    real_initial_value = graph_base.initial_value
+
+    def no_random(init, *args):
+        assert init in ("zeros", "ones", "constant"), f"drew {init} again"
+        return real_initial_value(init, *args)
+    with monkeypatch.context() as patched:
+        patched.setattr(graph_base, "initial_value", no_random)
+        warm = irkit.load_model(model_file, engine="jit")
+        assert compile_cache.stats["hits"] == 1
+        for model in (warm, cold):
+            assert list(model.variables) == list(dev.variables)
+            for v in dev.variables:
+                np.testing.assert_array_equal(model.variables[v], dev.variables[v])
+        # each load starts from its own copy: a step of one leaves the next load's start
+        warm.train_step(**_batch())
+        again = irkit.load_model(model_file, engine="jit")
+        np.testing.assert_array_equal(again.variables["w"], dev.variables["w"])
+        assert not np.array_equal(warm.variables["w"], dev.variables["w"])
+    monkeypatch.setattr(compile_cache, "MAX_VALUE_BYTES", 0)
+    small = irkit.load_model(model_file, engine="jit", opt_level=1)
+    (entry_1,) = set(_entries(cache_dir)) - {name}
+    fields_1 = dict(fields, options={"opt_level": 1, "disable": []})
+    assert compile_cache._decode((cache_dir / entry_1).read_bytes(),
+                                 fields_1).models["tiny"].initial_values is None
+    np.testing.assert_array_equal(small.variables["w"], dev.variables["w"])
 
 
 # ---------------------------------------------------------------------------------------------
