@@ -85,19 +85,31 @@ def _initialize() -> None:
     # the CPU has no instruction: half-precision conversions (`__truncdfhf2` for f64 -> f16
     # everywhere without AVX512-FP16, `__extendhfsf2` without F16C). Nothing has it loaded;
     # an unresolved helper would be a call to address 0. A linked .so gets it from `cc`.
-    for name in ("m", "gcc_s"):
-        lib = ctypes.util.find_library(name)
-        if lib:
-            llvm.load_library_permanently(lib)
+    for soname, name in (("libm.so.6", "m"), ("libgcc_s.so.1", "gcc_s")):
+        _load_library(soname, lambda name=name: ctypes.util.find_library(name))
     # And the OpenMP runtime the parallel loops call (`llvm_parallel`), when it is there,
     # its waiting threads told how long to spin before they sleep (`spin_rounds`). Read when
     # libgomp loads; a user's OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
-    gomp = openmp_library()
-    if gomp is not None:
-        if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
-            os.environ["GOMP_SPINCOUNT"] = str(spin_rounds(os.environ, _background_load(),
-                                                           _usable_cpus()))
-        llvm.load_library_permanently(gomp)
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = str(spin_rounds(os.environ, _background_load(),
+                                                       _usable_cpus()))
+    _load_library("libgomp.so.1", openmp_library)
+
+
+def _load_library(soname: str, find) -> None:
+    """A system library loaded into the process, where MCJIT resolves the code's calls: by
+    its `soname` through the dynamic loader, what a linked library's DT_NEEDED gets; else
+    by the path or name `find()` gives (None: not there). The soname first because finding
+    runs programs (`find_library` runs ldconfig, `openmp_library` the C compiler): 5-10 ms
+    of every warm start, for the same library."""
+    try:
+        llvm.load_library_permanently(soname)
+        return
+    except RuntimeError:
+        pass
+    lib = find()
+    if lib:
+        llvm.load_library_permanently(lib)
 
 
 #: how many rounds libgomp's waiting threads spin before they sleep, where the machine has
