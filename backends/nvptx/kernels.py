@@ -139,7 +139,8 @@ class KernelModuleLowering(ModuleLowering):
         self.llmod.triple = TRIPLE
         self.kernels: list[KernelInfo] = []
 
-    def translate(self) -> ir.Module:
+    def _translate(self) -> ir.Module:
+        """The kernels translated (`translate` pauses the cycle collector around this)."""
         block = self.module.regions[0].blocks[0]
         name = symbol_name(self.module)
         for fn in block.ops:
