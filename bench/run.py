@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """The benchmark table: irkit's compiled code against numpy, PyTorch and JAX, one run.
 
-    python bench/run.py [--threads 1,2] [--repeat 15] [--only softmax,matmul] [--no-compile]
+    python bench/run.py [--threads 1,2] [--repeat 15] [--rounds 3] [--only softmax,matmul]
+                        [--no-compile]
 
 Every workload below is timed for each engine present (irkit's JIT, numpy by hand, PyTorch
-eager, `jax.jit`): the median over `--repeat` calls after a warm-up, with the min-max range,
-and the ratio numpy / engine (above 1: faster than numpy) from the same run. Each engine at
-each thread count runs in its own worker process, pinned to that many cores
+eager, `jax.jit`): the median over `--repeat` calls after a warm-up in each of `--rounds`
+worker processes, with the min-max range, and the ratio numpy / engine (above 1: faster
+than numpy) from the same run. Each engine at each thread count runs in its own worker
+processes, one per round, the engines taking turns (round by round, in a rotated order),
+since on a shared or virtual machine one process's luck (where its threads and pages land,
+a neighbour's burst) moved a column by up to 1.5x from one run to the next: the calls of
+all rounds are pooled. Each worker is pinned to that many cores
 (`sched_setaffinity`) with `OMP_NUM_THREADS` and the BLAS / PyTorch thread counts set to it
 before anything is imported, so no library sees more cores than its column says, and no
 library's idle thread pool competes with the engine being timed: OpenBLAS, PyTorch's OpenMP
@@ -499,17 +504,20 @@ def run_worker_process(threads: int, workloads: list[str], repeat: int,
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def run_workers(threads: int, workloads: list[str], repeat: int) -> dict:
-    """Every engine's times at `threads`, each engine timed in a process of its own
-    (`ONLY_ENGINE`), merged per workload in `ENGINES` order."""
+def run_workers(threads: int, workloads: list[str], repeat: int, rounds: int) -> dict:
+    """Every engine's times at `threads`, each engine timed in a process of its own per
+    round (`ONLY_ENGINE`), the rounds' calls pooled, merged per workload in `ENGINES`
+    order."""
     merged: dict = {w: {} for w in workloads}
-    for engine in ENGINES:
-        for w, times in run_worker_process(threads, workloads, repeat, engine).items():
-            if "error" in times:
-                merged[w].setdefault("error", times["error"])
-            else:
-                merged[w].update(times)
-    return merged
+    for r in range(rounds):
+        for engine in ENGINES[r % len(ENGINES):] + ENGINES[:r % len(ENGINES)]:
+            for w, times in run_worker_process(threads, workloads, repeat, engine).items():
+                if "error" in times:
+                    merged[w].setdefault("error", times["error"])
+                    continue
+                for name, calls in times.items():
+                    merged[w].setdefault(name, []).extend(calls)
+    return merged         # rows in the first round's order: `ENGINES`
 
 
 def cell(times: list[float], ref: list[float] | None, flops: float | None) -> str:
@@ -526,6 +534,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", default="1,2", help="thread counts, one worker each")
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=3, help="worker processes per engine")
     ap.add_argument("--only", default=",".join(WORKLOADS))
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--quiet", type=float, default=1.0, help="load average to wait for")
@@ -551,7 +560,7 @@ def main() -> int:
     except OSError:
         pass
     threads = [int(t) for t in args.threads.split(",")]
-    results = {t: run_workers(t, workloads, args.repeat) for t in threads}
+    results = {t: run_workers(t, workloads, args.repeat, args.rounds) for t in threads}
     print(f"irkit bench/run.py on {cpu}, {os.cpu_count()} cores, python "
           f"{platform.python_version()}; load average before: {load:.2f}, after: "
           f"{os.getloadavg()[0]:.2f}")
