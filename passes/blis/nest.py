@@ -483,18 +483,38 @@ class Blis:
             m0 = e.add(b2, ic, e.mul(b2, q, mr))
             rows = e.min(b2, mr, e.sub(b2, self.M, m0))
 
-            def row(b3: Builder, r: Value, _) -> None:
-                mdims = dict(self.ivs) | self.split(b3, e.add(b3, m0, r), c.m)
+            def element(b4: Builder, r: Value, k: Value, mdims: dict) -> None:
+                dims = mdims | self.split(b4, e.add(b4, pc, k), c.k)
+                x = self.product(b4, c.a, dims)
+                b4.create(StoreOp, x, ap, [q, k, r], location=e.location)
 
-                def copy(b4: Builder, k: Value, _) -> None:
-                    dims = mdims | self.split(b4, e.add(b4, pc, k), c.k)
-                    x = self.product(b4, c.a, dims)
-                    b4.create(StoreOp, x, ap, [q, k, r], location=e.location)
-                e.for_(b3, 0, kb, 1, copy)
-            e.for_(b2, 0, rows, 1, row)
+            if self.a_rows_contiguous():     # k outer: each step copies mr adjacent floats
+                def step(b3: Builder, k: Value, _) -> None:
+                    e.for_(b3, 0, rows, 1, lambda b4, r, _: element(
+                        b4, r, k, dict(self.ivs) | self.split(b4, e.add(b4, m0, r), c.m)))
+                e.for_(b2, 0, kb, 1, step)
+            else:                            # r outer: each row read along K
+                def row(b3: Builder, r: Value, _) -> None:
+                    mdims = dict(self.ivs) | self.split(b3, e.add(b3, m0, r), c.m)
+                    e.for_(b3, 0, kb, 1, lambda b4, k, _: element(b4, r, k, mdims))
+                e.for_(b2, 0, rows, 1, row)
             e.for_(b2, rows, mr, 1, lambda b3, r, _: e.for_(
                 b3, 0, kb, 1, lambda b4, k, _: self.store(b4, zero, ap, [q, k, r])))
         e.for_(b, 0, e.ceildiv(b, mb, mr), 1, panel)
+
+    def a_rows_contiguous(self) -> bool:
+        """Whether A's one factor has its one M dim as the last index, at stride 1 in memory
+        and nowhere else (the transposed activations of a weight gradient, x^T @ dz): a
+        panel is then packed k by k, mr adjacent floats each, instead of row by row down
+        strided columns (a cache line per element)."""
+        c = self.c
+        if len(c.a) != 1 or len(c.m) != 1:
+            return False
+        f = c.a[0]
+        layout = strides_and_offset(f.buffer.type)
+        return f.forms[-1] == ({c.m[0]: 1}, 0) and \
+            not any(c.m[0] in coefs for coefs, _ in f.forms[:-1]) and \
+            layout is not None and layout[0][-1] == 1
 
     def store(self, b: Builder, value: Value, buf: Value, indices: list) -> None:
         b.create(StoreOp, value, buf, [self.e.v(i) for i in indices], location=self.e.location)
