@@ -31,9 +31,10 @@ after loading (`JitModule.set_threads`, the C API's `irkit_init` / `irkit_set_th
 0 means OpenMP's own default, `omp_get_max_threads()` (OMP_NUM_THREADS, else every core).
 The code never asks for more threads than a loop's dimension 0 has iterations, nor more
 than its work pays for: each thread must get at least `MIN_WORK_PER_THREAD` units of work
-(one op executed once; a nested loop counts its trip count on the first iteration of the
-loops around it, where its bounds are index arithmetic: `_StartValues`, which divides by a
-run-time divisor too, such as a BLIS nest's row block count; others count once). Measured
+(one op executed once, a vector load or store once per element: `_op_units`; a nested loop
+counts its trip count on the first iteration of the loops around it, where its bounds are
+index arithmetic: `_StartValues`, which divides by a run-time divisor too, such as a BLIS
+nest's row block count; others count once). Measured
 on this 2-core machine (load 1-3, GOMP_SPINCOUNT=0): a fork and join of a sleeping team of
 two costs 8-25 us, a barrier 3.5-7 us, and a unit 0.1-0.4 ns (0.25 typical: the MLP step's
 loops, their profile times over these estimates). A team of two beats one thread when each
@@ -259,14 +260,14 @@ class _StartValues:
 
 
 def _block_cost(lw: FunctionLowering, start: _StartValues, ops) -> ir.Value:
-    """The work of one execution of `ops` (in `start.outer`): one unit per op, a loop's body
-    times its trip count on the first iteration (`_StartValues`), once where that count is
-    not index arithmetic."""
+    """The work of one execution of `ops` (in `start.outer`): one unit per op, or per
+    element for a vector load or store (`_op_units`), a loop's body times its trip count on
+    the first iteration (`_StartValues`), once where that count is not index arithmetic."""
     b = lw.builder
     units, terms = 0, []
     for op in ops:
         if not op.regions:
-            units += not isinstance(op, arith.ConstantOp)
+            units += _op_units(op)
             continue
         inner = ir.Constant(I64, 0)
         for region in op.regions:
@@ -281,6 +282,30 @@ def _block_cost(lw: FunctionLowering, start: _StartValues, ops) -> ir.Value:
     for t in terms:
         total = b.add(total, t)
     return total
+
+
+#: the ops that move a whole vector between registers and memory (`_op_units`)
+_VECTOR_ACCESSES = ("memory.vector_load", "memory.vector_store")
+
+
+def _op_units(op: Operation) -> int:
+    """The work units of one execution of an op without regions: none for a constant, one
+    element per lane for a vector load or store, one for anything else.
+
+    Why a vector access counts its elements. A unit was taken for about 0.25 ns (an ALU op,
+    a vector FMA as much as a scalar add), and a loop of vector loads and stores (packing a
+    BLIS panel, a commit, a reduction over rows) did its work at about 0.9 ns a unit: memory
+    moves by the element, from caches that another core may hold. Counted as one unit, such
+    loops stayed on one thread. Counted per element, measured on this 2-core machine (each
+    step compiled both ways in one process, calls alternated, 2 threads, 40 rounds, median
+    ms, one unit / 16 units for a 16-lane access; two runs where two numbers): cnn B=64
+    1.32 / 1.20 and 1.81 / 1.66, logreg 0.063 / 0.058 and 0.092 / 0.082, MLP 784-256-10
+    B=1024 5.44 / 5.36, matmul 1024^3 12.5 / 12.2, MLP B=128 1.37 / 1.36, softmax 1.23 /
+    1.23. One thread is unaffected: it never forks."""
+    if op.name in _VECTOR_ACCESSES:
+        t = (op.results[0] if op.results else op.operands[0]).type
+        return max(1, getattr(t, "num_elements", None) or 1)
+    return int(not isinstance(op, arith.ConstantOp))
 
 
 def umax(b: ir.IRBuilder, x: ir.Value, y: int) -> ir.Value:

@@ -285,6 +285,25 @@ func.func @divided(%a: memref<?xf64>, %d: index) {
 """
 
 
+def test_vector_accesses_count_their_elements():
+    """A vector load or store is one work unit per element it moves (memory-bound loops get
+    threads: `llvm_parallel._op_units`); a scalar access or ALU op is one, a constant none."""
+    module = parse_module(textwrap.dedent("""
+        func.func @f(%m: memref<64xf32>, %i: index) {
+          %v = memory.vector_load %m[%i] : memref<64xf32>, vector<16xf32>
+          %w = arith.addf %v, %v : vector<16xf32>
+          memory.vector_store %w, %m[%i] : memref<64xf32>, vector<16xf32>
+          %x = memory.load %m[%i] : memref<64xf32>
+          %c = arith.constant 1.0 : f32
+          return
+        }
+    """))
+    units = {op.name: llvm_parallel._op_units(op) for op in module.walk()
+             if op.name.startswith(("memory.", "arith."))}
+    assert units == {"memory.vector_load": 16, "arith.addf": 1, "memory.vector_store": 16,
+                     "memory.load": 1, "arith.constant": 0}
+
+
 def test_work_estimate_divides_by_run_time_values(monkeypatch):
     """The estimate counts the inner loop n / d times (d known at run time only): a team of
     two where the rows pay for it, none where they do not; d = 0, where the body never
