@@ -525,11 +525,7 @@ def _first_variable(fields: list, nvar: int) -> int:
     all of them without variable groups, those before the variable one with one, none with
     several (the segment sizes are read even for fixed fields, so that IR whose sizes are
     wrong reads as it always did until the verifier reports them)."""
-    if nvar == 0:
-        return len(fields)
-    if nvar == 1:
-        return next(f.index for f in fields if f.variadic or f.optional)
-    return 0
+    return len(fields) if nvar == 0 else max(_only_variable(fields), 0)
 
 
 class Op(Operation):

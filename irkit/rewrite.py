@@ -194,24 +194,10 @@ class PatternRewriter(Builder):
 
 
 def constant_value(v: Value) -> Attribute | None:
-    """The attribute of the constant that defines `v`, or None."""
+    """The attribute of the constant that defines `v`, or None (a block argument's owner, a
+    `Block`, is no constant: the folder asks this of every operand of every op it tries)."""
     owner = getattr(v, "owner", None)
-    if owner is None or not isinstance(owner, Operation):
-        return None
-    if _is_constant(type(owner)):
-        r = owner.fold([])
-        return r[0] if r else None
-    return None
-
-
-def _constant_of(v: Value) -> Attribute | None:
-    """`constant_value` for the folder, which asks it of every operand of every op it tries:
-    the constant classes looked up directly (a block argument's owner, a `Block`, is none)."""
-    owner = getattr(v, "owner", None)
-    c = _CONSTANT_CLASSES.get(type(owner))
-    if c is None:
-        c = _is_constant(type(owner))
-    if not c:
+    if not _is_constant(type(owner)):
         return None
     r = owner.fold([])
     return r[0] if r else None
@@ -397,7 +383,7 @@ class OperationFolder:
         """`try_fold` of an op that `_may_fold`."""
         operands = op._operands
         before = [o.value for o in operands]
-        consts = [_constant_of(v) for v in before]
+        consts = [constant_value(v) for v in before]
         changed = False
         # Commutative ops keep constants on the right (MLIR's foldCommutative), so patterns
         # and folders only need to look at one side.

@@ -130,10 +130,16 @@ def b_readable(c: Contraction, lanes: int) -> bool:
     sums are never stored), no batch dim and one K dim (one index per k step)."""
     if len(c.b) != 1 or len(c.n) != 1 or len(c.k) != 1 or c.batch:
         return False
-    n, f = c.static(c.n), c.b[0]
+    n = c.static(c.n)
+    return n is not None and n % lanes == 0 and contiguous_along(c.b[0], c.n[0])
+
+
+def contiguous_along(f: Factor, dim: int) -> bool:
+    """Whether factor `f`'s last index is `dim` itself, at stride 1 in memory, and no other
+    index of `f` uses `dim`: consecutive `dim` are adjacent floats."""
     layout = strides_and_offset(f.buffer.type)
-    return n is not None and n % lanes == 0 and f.forms[-1] == ({c.n[0]: 1}, 0) and \
-        not any(c.n[0] in coefs for coefs, _ in f.forms[:-1]) and \
+    return f.forms[-1] == ({dim: 1}, 0) and \
+        not any(dim in coefs for coefs, _ in f.forms[:-1]) and \
         layout is not None and layout[0][-1] == 1
 
 
@@ -508,13 +514,7 @@ class Blis:
         panel is then packed k by k, mr adjacent floats each, instead of row by row down
         strided columns (a cache line per element)."""
         c = self.c
-        if len(c.a) != 1 or len(c.m) != 1:
-            return False
-        f = c.a[0]
-        layout = strides_and_offset(f.buffer.type)
-        return f.forms[-1] == ({c.m[0]: 1}, 0) and \
-            not any(c.m[0] in coefs for coefs, _ in f.forms[:-1]) and \
-            layout is not None and layout[0][-1] == 1
+        return len(c.a) == 1 and len(c.m) == 1 and contiguous_along(c.a[0], c.m[0])
 
     def store(self, b: Builder, value: Value, buf: Value, indices: list) -> None:
         b.create(StoreOp, value, buf, [self.e.v(i) for i in indices], location=self.e.location)
