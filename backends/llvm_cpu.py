@@ -53,11 +53,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Collection
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from irkit.ir import Operation
+from irkit.symbols import symbol_uses
 from irkit.backends import (  # noqa: F401  (register their rules)
     llvm_arith, llvm_collectives, llvm_memory, llvm_parallel, llvm_vector,
 )
@@ -69,7 +71,7 @@ from irkit.backends.llvm_types import BackendError, error_at
 
 __all__ = ["compile_module", "JitModule", "translate", "optimized_module", "emit_llvm_ir",
            "ObjectCode", "compile_object", "compile_partitions", "start_object", "load_object",
-           "emit_object",
+           "entry_functions", "emit_object",
            "emit_assembly", "link_shared", "load_shared", "host_cpu", "host_target",
            "missing_features", "cpu_target", "CPU_CHOICES", "openmp_library", "check_threads",
            "run_interruptibly", "BackgroundCall", "BackendError"]
@@ -343,14 +345,37 @@ def translate(module: Operation, verify: bool = True) -> ir.Module:
     return _translate(module, verify)[0]
 
 
-def _translate(module: Operation, verify: bool,
-               rules=RULES) -> tuple[ir.Module, ModuleLowering]:
+def _translate(module: Operation, verify: bool, rules=RULES,
+               functions: Collection[str] | None = None) -> tuple[ir.Module, ModuleLowering]:
     """Outermost `loop.parallel`s run on OpenMP threads where libgomp is found (see
-    `llvm_parallel`), sequentially where not; ops are translated by `rules`."""
+    `llvm_parallel`), sequentially where not; ops are translated by `rules`; only the
+    definitions named in `functions` when given (`entry_functions`)."""
     if verify:
         module.verify()
-    ml = ModuleLowering(module, openmp=openmp_library() is not None, rules=rules)
+    ml = ModuleLowering(module, openmp=openmp_library() is not None, rules=rules,
+                        only=functions)
     return ml.translate(), ml
+
+
+def entry_functions(module: Operation, entry: str) -> frozenset[str]:
+    """The names of the function definitions that the public function `entry` of `module`
+    needs compiled: itself and every definition it refers to (calls, `func.constant`),
+    directly or not. What the JIT
+    compiles on an entry's first call (`irkit.runtime.compiled.CompiledModels`): a model's
+    `forward` and `train_step` share no code but the loops they both outline, which each
+    compiles on its own."""
+    defined = {fn.properties["sym_name"].value: fn for fn in module.regions[0].blocks[0].ops
+               if fn.name == "func.func" and fn.regions[0].blocks}
+    if entry not in defined:
+        raise BackendError(f"the module has no function definition '@{entry}'",
+                           module.location)
+    seen, todo = {entry}, [defined[entry]]
+    while todo:
+        for _, _, ref in symbol_uses(todo.pop()):
+            if ref.root in defined and ref.root not in seen:
+                seen.add(ref.root)
+                todo.append(defined[ref.root])
+    return frozenset(seen)
 
 
 def optimized_module(module: Operation, opt_level: int = 2, *, cpu: str = "native",
@@ -378,15 +403,17 @@ def _parsed_module(module: Operation, opt_level: int, cpu: str, jit: bool, verif
 
 
 def _partitioned(module: Operation, opt_level: int, verify: bool, timings: dict, rules,
-                 parts: int | None) -> tuple[list[Partition], ModuleLowering]:
-    """`module` verified, translated and split into at most `parts` partitions of its
-    outlined loops and `parts` of its host functions, the cold ones (`llvm_level`;
-    `llvm_partition.split_module`; None: `compile_partitions()`)."""
+                 parts: int | None, functions: Collection[str] | None = None,
+                 ) -> tuple[list[Partition], ModuleLowering]:
+    """`module` (its definitions named in `functions` when given) verified, translated and
+    split into at most `parts` partitions of its outlined loops and `parts` of its host
+    functions, the cold ones (`llvm_level`; `llvm_partition.split_module`; None:
+    `compile_partitions()`)."""
     _check_opt_level(opt_level)
     _initialize()
     timings["cpu_ms"] = {}
     step = _Steps(timings)
-    irmod, ml = _translate(module, verify, rules)
+    irmod, ml = _translate(module, verify, rules, functions)
     # With OpenMP every loop nest of a parallel loop is outlined, and the module's own
     # functions are host code: sizes, the arena, thread dispatch, small sequential loops.
     cold = frozenset(ml.functions) if ml.openmp and llvm_level(opt_level, True) < \
@@ -531,11 +558,13 @@ def compile_partitions() -> int:
 
 def compile_object(module: Operation, opt_level: int = 2, cpu: str = "native", *,
                    jit: bool = False, keep_ir: bool = False, verify: bool = True,
-                   rules=RULES, partitions: int | None = None) -> ObjectCode:
+                   rules=RULES, partitions: int | None = None,
+                   functions: Collection[str] | None = None) -> ObjectCode:
     """`module` translated, optimized and compiled to object files for `cpu`
     (`cpu_target`: this machine's by default), its functions in `partitions` parts, and
     as many again of the host functions (`_partitioned`; default `compile_partitions()`),
-    compiled side by side on as many threads.
+    compiled side by side on as many threads. `functions` names the definitions to compile
+    (default: all), which must include every one they call (`entry_functions`).
 
     `jit=True` is for `load_object` in a process (MCJIT's code model: the large one, so that
     no reference between sections loaded anywhere in memory is out of range); `jit=False`
@@ -543,7 +572,7 @@ def compile_object(module: Operation, opt_level: int = 2, cpu: str = "native", *
     `optimized_module`; `rules` translate the ops (`llvm_lowering.ModuleLowering`: the GPU's
     host code has its own, `nvptx.host.HOST_RULES`)."""
     timings: dict = {}
-    parts, ml = _partitioned(module, opt_level, verify, timings, rules, partitions)
+    parts, ml = _partitioned(module, opt_level, verify, timings, rules, partitions, functions)
     return _object_code(parts, ml, module, opt_level, cpu, jit, keep_ir, timings)
 
 

@@ -26,7 +26,7 @@ inliner and SROA remove the result slots).
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Callable, Collection, Mapping
 
 import llvmlite.ir as ir
 from llvmlite.ir._utils import DuplicatedNameError, NameScope
@@ -114,7 +114,8 @@ class ModuleLowering:
     container = "builtin.module"
 
     def __init__(self, module: Operation, name: str = "irkit", openmp: bool = False,
-                 rules: Mapping[str, Callable] = RULES) -> None:
+                 rules: Mapping[str, Callable] = RULES,
+                 only: Collection[str] | None = None) -> None:
         if module.name != self.container:
             raise error_at(module, f"cannot be translated to LLVM IR: expected a "
                                    f"'{self.container}'")
@@ -129,6 +130,10 @@ class ModuleLowering:
         #: op name -> rule: `RULES`, or a target's own view of them (the NVPTX backend's
         #: kernels replace the math rules by libdevice calls and add the gpu ops')
         self.rules = rules
+        #: the function definitions to translate (None: all); the others are left out, not
+        #: even declared, so `only` must hold every function they call
+        #: (`llvm_cpu.entry_functions`). Declarations are always kept.
+        self.only = None if only is None else frozenset(only)
         self._helpers: dict = {}
 
     def translate(self) -> ir.Module:
@@ -147,7 +152,9 @@ class ModuleLowering:
             if op.name != "func.func":
                 raise error_at(op, "cannot be translated to LLVM IR: only 'func.func' ops "
                                    "may appear at module level")
-            funcs.append(op)
+            if self.only is None or not op.regions[0].blocks or \
+                    op.properties["sym_name"].value in self.only:
+                funcs.append(op)
         for fn in funcs:
             self._declare(fn)
         for fn in funcs:

@@ -31,7 +31,8 @@ Algorithm:
    numpy's (its generators draw the initial values the entry keeps).
 3. Look up `<dir>/<key>.irkc`. One file per entry: a magic line, a header line (the JSON
    part's length and a SHA-256 digest of the rest), the JSON part (the request's fields,
-   the externals, the object files' lengths, the models' texts, the kept values' names,
+   the compile options, per object code its entry (null: a library's, every function),
+   externals and object files' lengths, the models' texts, the kept values' names,
    dtypes, shapes and lengths), the object files (one per partition the backend compiled
    side by side, `llvm_partition`) one after another, then the kept values' bytes. An
    entry that is truncated, altered (digest), of another format (`FORMAT`: older entries
@@ -39,9 +40,12 @@ Algorithm:
    collision) is ignored as a miss and rewritten by the compile that follows.
 4. On a miss, compile and write the entry: into a temporary file beside it, then
    `os.replace`, which is atomic, so a reader sees the old entry or the new one, never
-   half of one. Processes that compile the same model at once each write a whole entry
-   and the last rename wins; no lock is needed. A cache that cannot be written (read-only,
-   disk full) costs a warning, never the compile.
+   half of one. The JIT compiles each entry of a model on its first call
+   (`CompiledModels.entry_object`) and writes the entry again with it, so an entry holds
+   the code of every function any process has called. Processes that compile the same
+   model at once each write a whole entry and the last rename wins (an entry's code lost
+   that way is compiled again when next called); no lock is needed. A cache that cannot be
+   written (read-only, disk full) costs a warning, never the compile.
 5. Size: a hit refreshes its entry's modification time; a store that takes the folder's
    entries over `MAX_BYTES` removes the least recently used ones down to three quarters of
    it, and temporaries a killed process left an hour ago (`_evict`). A reader that opened
@@ -69,7 +73,7 @@ from irkit.user_cache import cache_directory
 from irkit.version import VERSION
 
 #: the entry format; a change of layout changes it, and old entries are simply not found
-FORMAT = "irkit-compile-cache-3"
+FORMAT = "irkit-compile-cache-4"
 _MAGIC = FORMAT.encode("ascii") + b"\n"
 _SUFFIX = ".irkc"
 
@@ -181,18 +185,30 @@ def cached_compile(source: str, filename: str, selection: str,
             os.utime(path)          # recently used: the last to be evicted
         except OSError:
             pass
+        found.stored = lambda c: _store(directory, path, fields, c)
         return found
     stats["misses"] += 1
     compiled = build()
     keep_drawn_values(compiled)
+    _store(directory, path, fields, compiled)
+    return compiled
+
+
+def _store(directory: str, path: str, fields: dict, compiled: CompiledModels) -> None:
+    """Write `compiled` as the entry at `path`, and again each time the JIT compiles one of
+    its entries (`CompiledModels.stored`): an entry holds what was compiled so far, and a
+    warm start compiles only the entries no process has called yet. A cache that cannot be
+    written warns once, and is not written again."""
+    compiled.stored = None
     try:
         _write(path, _encode(fields, compiled))
         stats["stores"] += 1
         _evict(directory)
     except OSError as e:
         warnings.warn(f"irkit: cannot write the compile cache entry {path}: {e.strerror}",
-                      RuntimeWarning, stacklevel=2)
-    return compiled
+                      RuntimeWarning, stacklevel=3)
+        return
+    compiled.stored = lambda c: _store(directory, path, fields, c)
 
 
 def keep_drawn_values(compiled: CompiledModels) -> None:
@@ -253,12 +269,14 @@ def _evict(directory: str) -> None:
 
 def _encode(fields: dict, compiled: CompiledModels) -> bytes:
     """An entry's bytes (the module docstring's step 3)."""
-    objects = compiled.code.objects
+    codes = ({None: compiled.code} if compiled.code is not None else {}) | compiled.entry_code
+    objects = [obj for code in codes.values() for obj in code.objects]
     values = [(model, name, np.ascontiguousarray(value))
               for model, mc in compiled.models.items()
               for name, value in (mc.initial_values or {}).items()]
-    part = {"fields": fields, "jit": compiled.jit, "externals": list(compiled.code.externals),
-            "objects": [len(obj) for obj in objects],
+    part = {"fields": fields, "jit": compiled.jit, "options": compiled.options,
+            "code": [[entry, list(code.externals), [len(obj) for obj in code.objects]]
+                     for entry, code in codes.items()],
             "models": {name: {"prefix": mc.prefix, "module": mc.module.text,
                               "graph": mc.graph.text, "lowered": mc.lowered.text,
                               "interface": mc.interface.text}
@@ -306,13 +324,18 @@ def _decode(data: bytes, fields: dict) -> CompiledModels | None:
                                   IRText(text=m["interface"]))
                   for name, m in part["models"].items()}
         values = part["values"]
-        ends = list(itertools.accumulate(part["objects"] + [v[4] for v in values],
-                                         initial=length))
+        sizes = [size for _, _, lengths in part["code"] for size in lengths]
+        ends = list(itertools.accumulate(sizes + [v[4] for v in values], initial=length))
         if ends[-1] != len(body):
             return None
-        n = len(part["objects"])
-        code = ObjectCode(tuple(bytes(body[a:b]) for a, b in zip(ends[:n], ends[1:n + 1])),
-                          tuple(part["externals"]), {})
+        codes, k = {}, 0
+        for entry, externals, lengths in part["code"]:
+            codes[entry] = ObjectCode(tuple(bytes(body[a:b]) for a, b in
+                                            zip(ends[k:k + len(lengths)],
+                                                ends[k + 1:k + len(lengths) + 1])),
+                                      tuple(externals), {})
+            k += len(lengths)
+        n = len(sizes)
         for (model, name, dtype, shape, size), start in zip(values, ends[n:]):
             dtype = np.dtype(dtype)     # read-only views of the entry, copied when used
             array = np.frombuffer(body, dtype, size // dtype.itemsize, start).reshape(shape)
@@ -320,7 +343,8 @@ def _decode(data: bytes, fields: dict) -> CompiledModels | None:
                 return None
             mc = models[model]
             mc.initial_values = {**(mc.initial_values or {}), name: array}
-        return CompiledModels(code, models, bool(part["jit"]))
+        code = codes.pop(None, None)
+        return CompiledModels(code, models, bool(part["jit"]), codes, dict(part["options"]))
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
 

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
@@ -204,37 +205,78 @@ class ModelCode:
 
 @dataclass
 class CompiledModels:
-    """What compiling models produces: the object code (`code`: for loading in process when
-    `jit`, else position-independent, for a library) and each model's `ModelCode`."""
+    """What compiling models produces: each model's `ModelCode` and its object code.
 
-    code: ObjectCode
+    For a library (`jit=False`), `code` is every model's functions' position-independent
+    object code, compiled at once. For the JIT, `entry_code` holds the object code of each
+    entry compiled so far, by symbol, and an entry is compiled on its first call
+    (`entry_object`), as `jax.jit` compiles a function: the first training step does not wait
+    for LLVM to compile `forward` too (a quarter of the example MLP's LLVM time). Each
+    entry's code holds the functions it calls (`llvm_cpu.entry_functions`), copies of the
+    loops it shares with another entry included, so that each loads on its own. `options`
+    are what an entry is compiled with (`opt_level`, `cpu`); `stored`, when set (by the
+    compile cache), is called after each entry compiled, with these `CompiledModels`."""
+
+    code: ObjectCode | None
     models: dict[str, ModelCode]
     jit: bool
+    entry_code: dict[str, ObjectCode] = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
+    stored: Callable[["CompiledModels"], None] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def entry_object(self, model: str, name: str) -> ObjectCode:
+        """The object code of `model`'s entry `name` (and of every function it calls): the
+        one at hand, else compiled now from the lowered module, and handed to `stored`."""
+        from irkit.backends.llvm_cpu import compile_object, entry_functions, run_interruptibly
+        mc = self.models[model]
+        symbol = mc.prefix + name
+        with self._lock:            # two threads' first calls compile it once
+            code = self.entry_code.get(symbol)
+            if code is not None:
+                return code
+            lowered = mc.lowered.op
+            # On a helper thread, so that Ctrl-C acts at once; not verified again: the
+            # pipeline's last row verified it (or irkit printed it, and the cache checked
+            # the text's digest)
+            code = run_interruptibly(compile_object, lowered, self.options.get("opt_level", 2),
+                                     self.options.get("cpu", "native"), jit=True,
+                                     verify=False, functions=entry_functions(lowered, symbol))
+            self.entry_code[symbol] = code
+        if self.stored is not None:
+            self.stored(self)
+        return code
 
     def runner(self, model: str, threads: int = 0) -> "CompiledRunner":
-        """A runner of `model`'s functions, the object code loaded in process (MCJIT), its
-        parallel loops on `threads` threads (`JitModule.set_threads`: 0, OpenMP's default)."""
-        from irkit.backends.llvm_cpu import load_object
+        """A runner of `model`'s functions, each entry's object code loaded in process
+        (MCJIT) on its first call, compiled first if need be (`entry_object`), its parallel
+        loops on `threads` threads (`JitModule.set_threads`: 0, OpenMP's default)."""
+        from irkit.backends.llvm_cpu import check_threads, load_object
         if not self.jit:
             raise ValueError("position-independent object code is for a library, not for "
                              "loading in process")
+        check_threads(threads)
         mc = self.models[model]
         interface = mc.interface.op
-        entries = [fn for fn in interface.regions[0].blocks[0].ops if _is_entry(fn)]
-        jm = load_object(self.code, {mc.prefix + _sym(fn): fn for fn in entries})
-        jm.set_threads(threads)
-        functions = {_sym(fn): jm.functions[mc.prefix + _sym(fn)] for fn in entries}
-        return CompiledRunner(interface, functions, jm, graph=mc.graph, bodies=mc.lowered)
+        entries = {_sym(fn): fn for fn in interface.regions[0].blocks[0].ops if _is_entry(fn)}
+
+        def load(name: str):
+            symbol = mc.prefix + name
+            jm = load_object(self.entry_object(model, name), {symbol: entries[name]})
+            jm.set_threads(threads)
+            return jm.functions[symbol], jm
+        return CompiledRunner(interface, {}, None, graph=mc.graph, bodies=mc.lowered,
+                              load=load)
 
 
 def compile_models(models: dict[str, Operation], *, opt_level: int = 2, cpu: str = "native",
                    jit: bool = True, make_pm=None, disable=()) -> CompiledModels:
     """Lower each model by the pipeline table (`lower_model_with_graph`, `make_pm` and
-    `disable` as there)
-    and compile the result for `cpu` (`irkit.backends.llvm_cpu.cpu_target`): for `jit`, one
-    model's lowered module as it is (its functions' own names are the symbols); otherwise
-    one flat module of every model's functions, named `<model>_<function>`
-    (`irkit.exporters.library.flat_module`), as a library exports them."""
+    `disable` as there) for `cpu` (`irkit.backends.llvm_cpu.cpu_target`): for `jit`, one
+    model's lowered module as it is (its functions' own names are the symbols), each entry
+    compiled on its first call (`CompiledModels.entry_object`); otherwise one flat module of
+    every model's functions, named `<model>_<function>`
+    (`irkit.exporters.library.flat_module`), as a library exports them, compiled now."""
     from irkit.backends.llvm_cpu import compile_object, run_interruptibly
     from irkit.exporters.library import flat_module
     if jit and len(models) != 1:
@@ -242,15 +284,18 @@ def compile_models(models: dict[str, Operation], *, opt_level: int = 2, cpu: str
     pairs = {name: lower_model_with_graph(mod, make_pm, disable)
              for name, mod in models.items()}
     lowered = {name: p[1] for name, p in pairs.items()}
-    top = next(iter(lowered.values())) if jit else flat_module(lowered)
-    # On a helper thread, so that Ctrl-C acts at once; not verified again: `_run_rows` has
-    # verified every lowered module after its last row (the flat module is their functions).
-    code = run_interruptibly(compile_object, top, opt_level, cpu, jit=jit, verify=False)
+    code = None
+    if not jit:
+        # On a helper thread, so that Ctrl-C acts at once; not verified again: `_run_rows`
+        # has verified every lowered module after its last row (the flat module is their
+        # functions).
+        code = run_interruptibly(compile_object, flat_module(lowered), opt_level, cpu,
+                                 jit=False, verify=False)
     return CompiledModels(code, {
         name: ModelCode(name, "" if jit else f"{name}_", IRText(models[name]),
                         IRText(pairs[name][0]), IRText(lowered[name]),
                         IRText(interface_module(lowered[name])))
-        for name in models}, jit)
+        for name in models}, jit, options={"opt_level": opt_level, "cpu": cpu})
 
 
 def interface_module(lowered: Operation) -> Operation:
@@ -385,10 +430,15 @@ class CompiledRunner:
 
     `lowered` is the lowered module or its `interface_module`; then `bodies` holds the
     whole one, read only to name the site of a run-time error. `graph` (the model's
-    graph-stage module, if known) is read when outputs are first allocated."""
+    graph-stage module, if known) is read when outputs are first allocated.
+
+    `functions` maps entry names to their `JitFunction`s; an entry it lacks is asked of
+    `load` on its first call (name -> (the function, what holds its code alive)), as the
+    JIT compiles each entry then (`CompiledModels.entry_object`)."""
 
     def __init__(self, lowered: Operation, functions, owner, prefix: str = "",
-                 graph: IRText | None = None, bodies: IRText | None = None) -> None:
+                 graph: IRText | None = None, bodies: IRText | None = None,
+                 load: Callable[[str], tuple] | None = None) -> None:
         self.module = lowered
         self._graph = graph
         self._graph_functions: dict | None = None
@@ -400,12 +450,28 @@ class CompiledRunner:
             if _is_entry(fn):
                 e = Entry(fn)
                 self.entries[e.name[len(prefix):] if prefix else e.name] = e
-        self.functions = functions      # entry name -> JitFunction
-        self._owner = owner
-        for name, e in self.entries.items():
-            if name in functions:   # the variables: the same arrays step after step
-                functions[name].keep_descriptors(
-                    [i for i, (kind, _) in enumerate(e.order) if kind == "var"])
+        self.functions = {}             # entry name -> JitFunction
+        self._owners = [owner]          # what holds the code (engines, the library)
+        self._load = load
+        for name, fn in functions.items():
+            self._add(name, fn)
+
+    def _add(self, name: str, fn) -> None:
+        e = self.entries.get(name)
+        if e is not None:           # the variables: the same arrays step after step
+            fn.keep_descriptors([i for i, (kind, _) in enumerate(e.order) if kind == "var"])
+        self.functions[name] = fn
+
+    def function(self, name: str):
+        """The `JitFunction` of the entry `name`, loaded (and compiled) on first use."""
+        fn = self.functions.get(name)
+        if fn is None:
+            if self._load is None or name not in self.entries:
+                raise KeyError(name)
+            fn, owner = self._load(name)
+            self._owners.append(owner)
+            self._add(name, fn)
+        return fn
 
     @property
     def graph_functions(self) -> dict[str, Operation]:
@@ -475,7 +541,7 @@ class CompiledRunner:
         status = np.zeros(3, np.int64) if e.has_status else None
         args = [arrays[key] if kind == "in" else outs[key] if kind == "out"
                 else store[key] if kind == "var" else status for kind, key in e.order]
-        self.functions[name](*args)
+        self.function(name)(*args)
         if status is not None and status[0]:
             raise e.run_time_error(status, fn_name, lookup_symbol_in(self._bodies.op, e.name))
         return dict(zip(e.output_names, outs))

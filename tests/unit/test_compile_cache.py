@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -121,6 +122,7 @@ def test_warm_model_shows_the_same_module_and_reports_errors_at_the_model_line(
     """The run-time error of a warm model (its site read from the cached lowered module)
     is the cold model's: file, line, op and source line."""
     cold = irkit.load_model(model_file, engine="jit")
+    _results(cold)                  # its entries compiled, and stored
     _forbid_compiling(monkeypatch)
     warm = irkit.load_model(model_file, engine="jit")
     assert str(warm.module) == str(cold.module)
@@ -132,6 +134,61 @@ def test_warm_model_shows_the_same_module_and_reports_errors_at_the_model_line(
         messages.append(str(e.value))
     assert messages[0] == messages[1]
     assert f"{model_file}:7:" in messages[1] and "cross_entropy" in messages[1]
+
+
+def _record_compiles(monkeypatch) -> list[frozenset]:
+    """The `functions` of every `compile_object` call from now on (None: all)."""
+    calls, real = [], llvm_cpu.compile_object
+
+    def recorded(*args, **kwargs):
+        calls.append(kwargs.get("functions"))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(llvm_cpu, "compile_object", recorded)
+    return calls
+
+
+def test_each_entry_compiles_on_its_first_call_and_only_its_functions(cache_dir, model_file,
+                                                                     monkeypatch):
+    """Loading lowers the model and compiles nothing; the first call of an entry compiles
+    it and what it calls, not the other entry, and adds its code to the cache entry."""
+    calls = _record_compiles(monkeypatch)
+    cold = irkit.load_model(model_file, engine="jit")
+    assert calls == [] and dict(compile_cache.stats) == {"misses": 1, "stores": 1}
+    batch = _batch()
+    cold.train_step(**batch)
+    (first,) = calls
+    assert "train_step" in first and "forward" not in first
+    cold.train_step(**batch)
+    assert len(calls) == 1 and compile_cache.stats["stores"] == 2
+    cold.forward(**batch)
+    assert "forward" in calls[1] and "train_step" not in calls[1]
+    assert compile_cache.stats["stores"] == 3
+
+
+def test_a_warm_start_compiles_only_the_entries_no_process_called(cache_dir, model_file,
+                                                                  monkeypatch):
+    """An entry written after `train_step` alone was called: a warm load runs no pass,
+    compiles `forward` from the cached lowered module on its first call, and stores it; the
+    next load compiles nothing. Each runs as the cold model does."""
+    batch = _batch()
+    cold = irkit.load_model(model_file, engine="jit")
+    cold.train_step(**batch)
+    compile_cache.stats.clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PassManager, "run", lambda *a, **k: pytest.fail("a pass ran"))
+        calls = _record_compiles(patch)
+        warm = irkit.load_model(model_file, engine="jit")
+        warm.train_step(**batch)
+        assert calls == []
+        got = warm.forward(**batch)
+        assert len(calls) == 1 and "forward" in calls[0]
+        assert dict(compile_cache.stats) == {"hits": 1, "stores": 1}
+    want = cold.forward(**batch)
+    _assert_same((got,), (want,))
+    _forbid_compiling(monkeypatch)
+    again = irkit.load_model(model_file, engine="jit")
+    again.train_step(**batch)
+    _assert_same((again.forward(**batch),), (want,))
 
 
 def test_what_decides_the_result_is_in_the_key(cache_dir, model_file, monkeypatch):
@@ -210,7 +267,7 @@ def test_a_warm_start_imports_neither_front_end_nor_passes_nor_the_generators(
     import json
     import subprocess
     import sys
-    irkit.load_model(model_file, engine="jit")
+    irkit.load_model(model_file, engine="jit").train_step(**_batch())    # compiled, stored
     code = f"""
 import json, sys
 import numpy as np
@@ -292,7 +349,8 @@ def test_a_corrupt_entry_is_recompiled_and_rewritten(cache_dir, model_file, dama
                       "empty": b""}[damage])
     compile_cache.stats.clear()
     _assert_same(_results(irkit.load_model(model_file, engine="jit")), want)
-    assert dict(compile_cache.stats) == {"rejected": 1, "misses": 1, "stores": 1}
+    # stored after the lowering, then with each entry's code on its first call
+    assert dict(compile_cache.stats) == {"rejected": 1, "misses": 1, "stores": 3}
     assert _entries(cache_dir) == [name]
     irkit.load_model(model_file, engine="jit")
     assert compile_cache.stats["hits"] == 1
@@ -347,7 +405,9 @@ def test_an_unwritable_cache_warns_and_compiles(tmp_path, model_file, monkeypatc
     monkeypatch.setenv("IRKIT_CACHE_DIR", str(blocker / "cache"))
     with pytest.warns(RuntimeWarning, match="cannot write the compile cache entry"):
         model = irkit.load_model(model_file, engine="jit")
-    assert set(model.forward(**_batch())) == {"logits", "loss"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # once is enough: the entries' code is not tried
+        assert set(model.forward(**_batch())) == {"logits", "loss"}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,8 +23,8 @@ from irkit.diagnostics import IRError
 from irkit.interpreter import interpret
 from irkit.parser import parse_module
 from irkit.backends.llvm_cpu import (
-    BackendError, compile_module, emit_assembly, emit_llvm_ir, emit_object, find_c_compiler,
-    link_shared, load_shared, translate,
+    BackendError, compile_module, compile_object, emit_assembly, emit_llvm_ir, emit_object,
+    entry_functions, find_c_compiler, link_shared, load_object, load_shared, translate,
 )
 
 import irkit.dialects.arith  # noqa: F401
@@ -1020,6 +1020,26 @@ def test_shared_library_roundtrip(tmp_path):
 def test_link_errors_are_reported(tmp_path):
     with pytest.raises(BackendError, match="linking"):
         link_shared([b"not an object file"], tmp_path / "bad.so")
+
+
+def test_an_entry_compiles_with_the_functions_it_calls_only():
+    """`entry_functions` follows calls, recursion and function values included; compiled
+    alone, an entry's functions run as the interpreter does and define nothing else."""
+    import irkit.dialects.vector  # noqa: F401
+    m = _parsed(CALLS)
+    assert entry_functions(m, "f") == {"f", "divmod", "scale", "half"}
+    assert entry_functions(m, "fact") == {"fact"}
+    assert entry_functions(_parsed(INDIRECT), "pick") == {"pick", "sq", "neg"}
+    assert entry_functions(_parsed(INDIRECT), "apply") == {"apply"}
+    with pytest.raises(BackendError, match="no function definition '@missing'"):
+        entry_functions(m, "missing")
+    code = compile_object(m, jit=True, functions=entry_functions(m, "f"))
+    fn = next(op for op in m.regions[0].blocks[0].ops if op.properties["sym_name"].value == "f")
+    jm = load_object(code, {"f": fn})
+    v = np.array([1, 2, 3, 4], np.float32)
+    same(jm.f(np.int32(-7), np.int32(2), v), interpret(m, "f", np.int32(-7), np.int32(2), v))
+    with pytest.raises(BackendError, match="no function 'fact'"):
+        load_object(code, {"fact": fn})
 
 
 def test_timings_are_recorded():

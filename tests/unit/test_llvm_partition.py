@@ -58,7 +58,7 @@ def _assert_runs_as_interpreter(model: Model, module) -> None:
 def test_partitioned_jit_runs_as_the_interpreter(logreg, monkeypatch, parts, opt_level):
     monkeypatch.setattr(llvm_cpu, "compile_partitions", lambda: parts)
     compiled = compile_models({"logreg": logreg}, opt_level=opt_level)
-    code = compiled.code
+    code = compiled.entry_object("logreg", "train_step")
     if opt_level == 3:  # up to `parts` of the host functions (cold) and `parts` of the loops
         assert parts < len(code.objects) == code.timings["partitions"] <= 2 * parts
     else:               # every function at LLVM's -O1: up to `parts` in all
@@ -80,8 +80,12 @@ def test_objects_linked_into_one_run_as_the_interpreter(logreg, monkeypatch):
     `--emit=obj` writes), is whole: loaded alone, it runs as the interpreter does."""
     monkeypatch.setattr(llvm_cpu, "compile_partitions", lambda: 2)
     compiled = compile_models({"logreg": logreg})
-    assert len(compiled.code.objects) > 1
-    compiled.code = ObjectCode((compiled.code.data,), compiled.code.externals, {})
+    parts = []
+    for entry in ("forward", "train_step"):
+        code = compiled.entry_object("logreg", entry)
+        parts.append(len(code.objects))
+        compiled.entry_code[entry] = ObjectCode((code.data,), code.externals, {})
+    assert max(parts) > 1           # train_step's; logreg's forward is too small to split
     _assert_runs_as_interpreter(Model.from_engine("logreg", JitEngine(compiled, "logreg")),
                                 logreg)
 
