@@ -95,9 +95,11 @@ def vector_lanes(options) -> int:
 
 def schedule(options, static: tuple, one_block: bool = False) -> Schedule:
     """Sizes for a contraction with static flat (M, N, K) sizes (None when dynamic);
-    `options` is the pass (its fields override the cost model's choices). `one_block`: K
-    in one block when it is at most `kc-epilogue` (an epilogue at the store then needs no
-    accumulator buffer)."""
+    `options` is the pass (its fields override the cost model's choices). `one_block` (an
+    epilogue is applied at the store): a static K in one block when it is at most
+    `kc-epilogue` (its sums then need no accumulator buffer); a dynamic K in blocks of at
+    least `kc-dynamic`, since its sums wait in the f64 accumulator, a round trip of C
+    through memory (16 bytes an element) per block."""
     target = host()
     lanes = vector_lanes(options)
     m, n, k = static
@@ -107,7 +109,9 @@ def schedule(options, static: tuple, one_block: bool = False) -> Schedule:
     if nr % lanes:
         lanes = 1                         # a tile width the vectors do not divide: scalars
     kc = options.kc
-    if one_block and k is not None and k <= options.kc_epilogue:
+    if one_block and k is None:
+        kc = max(kc, options.kc_dynamic)
+    elif one_block and k <= options.kc_epilogue:
         kc = max(kc, k)
     mc = options.mc or max(mr, min(options.l2_bytes // 2 // (kc * 4), _MAX_MC) // mr * mr)
     nc = options.nc or max(nr, (options.l3_bytes // 2 // (kc * 4)) // nr * nr)

@@ -732,7 +732,7 @@ def run_epilogue(f, m, n, k, seed=0, square_res=True):
 #: blocks (in the accumulator)
 EPILOGUE_SIZES = [(13, 37, 9), (40, 64, 16), (21, 50, 30), (33, 19, 100), (1, 1, 1),
                   (64, 32, 64), (50, 10, 70)]
-SMALL = dict(mr=3, nr=16, lanes=8, kc=32, chunk=16, mc=6, nc=32, kc_epilogue=0)
+SMALL = dict(mr=3, nr=16, lanes=8, kc=32, chunk=16, mc=6, nc=32, kc_epilogue=0, kc_dynamic=0)
 
 
 def test_epilogue_is_applied_at_the_store():
@@ -756,10 +756,12 @@ def test_epilogue_matches_numpy(m, n, k, widened, one_block):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_epilogue_dynamic_sizes(threads):
-    """Dynamic M, N and K (the sums wait in the accumulator; K = 0 runs the members on the
-    filled accumulator: relu(bias) + res)."""
-    f = jit(epilogue_group(None, None, None), threads=threads, **SMALL)
+@pytest.mark.parametrize("kc_dynamic", [0, 64])
+def test_epilogue_dynamic_sizes(threads, kc_dynamic):
+    """Dynamic M, N and K (the sums wait in the accumulator, in K blocks of kc = 32 or of
+    `kc-dynamic`; K = 0 runs the members on the filled accumulator: relu(bias) + res)."""
+    f = jit(epilogue_group(None, None, None), threads=threads,
+            **SMALL | {"kc_dynamic": kc_dynamic})
     for m, n, k in [(5, 7, 3), (33, 40, 100), (17, 16, 0), (0, 5, 4), (9, 1, 40)]:
         run_epilogue(f, m, n, k, seed=m * n + k)
 

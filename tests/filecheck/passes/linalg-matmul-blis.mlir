@@ -7,6 +7,8 @@
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=32 row-blocks=1 direct-a=false dot=false}' | FileCheck %s --check-prefix=FEW
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{lanes=8 min-flops=0}' | FileCheck %s --check-prefix=SKINNY
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{lanes=8 min-flops=0 dot=false transpose=false}' | FileCheck %s --check-prefix=NTILE
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-dynamic=64}' | FileCheck %s --check-prefix=DYN
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-dynamic=0}' | FileCheck %s --check-prefix=DYN0
 
 // A float32 contraction on memrefs becomes BLIS's nest: B packed into zero-padded
 // kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
@@ -451,6 +453,50 @@ func.func @transposed_a(%x: memref<64x64xf32>, %dz: memref<64x32xf32>, %g: memre
     %m = arith.mulf %p, %q : f32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// A dynamic K (a weight gradient's batch: C = A^T B, the rows of A and B the batch) with an
+// epilogue cannot be one block, and each K block adds into the f64 accumulator (which
+// stays): its blocks are `kc-dynamic` long (64, not kc = 32), the packed B panel sized for
+// one; 0 keeps kc.
+// DYN-LABEL: func.func @dynamic_k(
+// DYN-DAG:     %[[KC:.*]] = arith.constant 64 : index
+// DYN-DAG:     %[[ACC:.*]] = memory.alloc() : memref<16x32xf64>
+// DYN:         %[[K:.*]] = memory.dim %{{.*}}, 0 : memref<?x16xf32>
+// DYN:         memory.alloc() : memref<2x64x16xf32>
+// DYN:         loop.for %{{.*}} = %{{.*}} to %[[K]] step %[[KC]] {
+// DYN0-LABEL: func.func @dynamic_k(
+// DYN0-DAG:    %[[KC:.*]] = arith.constant 32 : index
+// DYN0:        %[[K:.*]] = memory.dim %{{.*}}, 0 : memref<?x16xf32>
+// DYN0:        memory.alloc() : memref<2x32x16xf32>
+// DYN0:        loop.for %{{.*}} = %{{.*}} to %[[K]] step %[[KC]] {
+func.func @dynamic_k(%a: memref<?x16xf32>, %b: memref<?x32xf32>, %y: memref<16x32xf32>) {
+  %zero = arith.constant 0.0 : f64
+  fusion.group {kind = "epilogue", outer_dims = 2 : i64} {
+    %acc = memory.alloc() : memref<16x32xf64>
+    linalg.fill ins(%zero : f64) outs(%acc : memref<16x32xf64>)
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                     affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                     affine_map<(d0, d1, d2) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : memref<?x16xf32>, memref<?x32xf32>) outs(%acc : memref<16x32xf64>) {
+    ^bb0(%x: f32, %w: f32, %s: f64):
+      %p = arith.mulf %x, %w : f32
+      %e = arith.extf %p : f32 to f64
+      %t = arith.addf %s, %e : f64
+      linalg.yield %t : f64
+    }
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%acc : memref<16x32xf64>) outs(%y : memref<16x32xf32>) {
+    ^bb0(%x: f64, %o: f32):
+      %r = arith.truncf %x : f64 to f32
+      linalg.yield %r : f32
+    }
+    memory.dealloc %acc : memref<16x32xf64>
   }
   return
 }
