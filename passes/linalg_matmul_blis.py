@@ -99,6 +99,20 @@ the logistic regression's x @ w (100 x 10 x 784) 37 us against 66 packed, its x^
 (784 x 10 x 100) 36 against 78 (numpy 23 and 20); its whole training step 85 against 155
 us (numpy by hand 80; load 5). What was left is the tile's width: 10 of 16 lanes do work.
 
+B read where it lies, for a few rows. Packing B copies its K x N panel so that every read
+of it by the micro-kernel is contiguous; where M is a few register tiles, each B row feeds
+so few tiles that the copy costs more than it saves. A plain `x @ w` (B one row-major 2-d
+factor, N a whole number of tiles) then reads B where it lies (`Blis.b_choosable`) when M
+is at most `direct-b-tiles` (64) register tiles: decided here for a static M; for a
+dynamic M (the batch) by a flag computed once at run time, which skips the packing and
+picks one of two copies of the micro-kernel's k loop (the tile's stores are shared): one
+loop per nest more, and each keeps its own addressing (one `loop.if` yielding a window
+of either had cost the packed path a shift per step: MLP B=1024 +1.4%). Measured
+(in-process, alternated, median ms, packed / chosen, MLP 784-256-10 step): B=128 1.18 /
+1.15 on 1 thread, 0.77 / 0.74 on 2; B=1024 9.68 / 9.62 and 5.07 / 5.08 (packed either
+way); by batch, B read where it lies / packed, 1 thread: 64 0.62 / 0.64, 256 2.50 / 2.60,
+384 3.82 / 3.88, 512 5.37 / 5.33, 1024 11.1 / 10.5.
+
 Few columns. Where N, static, leaves more than a quarter of its vectors' lanes idle, the
 vectors run along another dim instead, every lane busy:
 - along K, as dot products (passes/blis/dot.py), where A is read along K at stride 1 and
@@ -315,8 +329,9 @@ class LinalgMatmulBlis(Pass):
     `l2-bytes` / `l3-bytes` (the cache sizes the blocks are made for), `min-flops` (0:
     every match), `parallel=false` (every loop a `loop.for`), `epilogue=false` (the
     epilogue its own nest, as before), `kc-epilogue` (the largest static K made one
-    block for an epilogue; 0: none) and `kc-dynamic` (the least K block of a dynamic K
-    with an epilogue; 0: `kc`).
+    block for an epilogue; 0: none), `kc-dynamic` (the least K block of a dynamic K
+    with an epilogue; 0: `kc`) and `direct-b-tiles` (B read where it lies up to that many
+    row tiles; 0: always packed).
     """
 
     name = "linalg-matmul-blis"
@@ -326,6 +341,7 @@ class LinalgMatmulBlis(Pass):
     kc: int = 256
     kc_epilogue: int = 1024
     kc_dynamic: int = 512
+    direct_b_tiles: int = 64
     nc: int = 0
     chunk: int = 128
     lanes: int = 0
@@ -374,7 +390,7 @@ class LinalgMatmulBlis(Pass):
             kind, s = (Dot, dot_schedule(lanes, host().vector_registers, *sizes[1:])) \
                 if dot else (Blis, schedule(options, sizes, one_block))
             blis = kind(c, s, constants, self.parallel, fill is not None, self.l2_bytes, ep,
-                        self.direct_a)
+                        self.direct_a, self.direct_b_tiles)
             blis.emit()
             if dynamic_fill:
                 _keep_for_empty_k(fill, blis)

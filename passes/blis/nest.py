@@ -292,15 +292,22 @@ class Blis:
     first K block stores its sums instead of adding them (the zero fill folded).
     `epilogue`: applied at the final store (passes/blis/epilogue.py), the sums of the
     earlier K steps waiting where `waits` says. `direct_a`: A read where it lies where each
-    of its panels would be packed for one read (`a_used_once`)."""
+    of its panels would be packed for one read (`a_used_once`). `direct_b_tiles`: a plain
+    `x @ w` reads B where it lies when M is at most that many register tiles
+    (`b_choosable`; 0: never)."""
 
     def __init__(self, c: Contraction, s: Schedule, constants: IndexConstants,
                  threads: bool, overwrite: bool, l2_bytes: int,
-                 epilogue: Epilogue | None = None, direct_a: bool = True) -> None:
+                 epilogue: Epilogue | None = None, direct_a: bool = True,
+                 direct_b_tiles: int = 0) -> None:
         self.c, self.s, self.threads, self.overwrite = c, s, threads, overwrite
         self.l2_bytes = l2_bytes
         self.a_direct = direct_a and not self.a_once() and self.a_used_once()
         self.b_direct = c.transposed and b_readable(c, s.lanes)
+        self.direct_b_tiles = direct_b_tiles
+        #: where B's choice is made at run time (a dynamic M): the `i1` "read B where it
+        #: lies", set by `emit`; None: `b_direct` says
+        self.b_choice: Value | None = None
         self.ep = epilogue
         single_block = overwrite and c.static(c.k) == s.kc
         self.waits = BUFFER if not single_block else NOWHERE if s.chunk >= s.kc else TILE
@@ -363,6 +370,12 @@ class Blis:
         self.threads = self.threads and not per_image        # one level of threads
         self.tiles, self.blocks = self.row_blocks()
         bp_shape = (s.nc // s.nr, s.kc, s.nr)
+        if not per_image and self.b_choosable():
+            m, limit = c.static(c.m), self.direct_b_tiles * s.mr
+            if m is not None:
+                self.b_direct = m <= limit
+            else:
+                self.b_choice = e.le(top, self.M, limit)
         self.bp = None if per_image or self.b_direct else e.alloc(top, bp_shape)
         self.ap_all = None
         if self.a_once():
@@ -453,9 +466,14 @@ class Blis:
 
         def k_block(b2: Builder, pc: Value, _) -> None:
             kb = e.min(b2, s.kc, e.sub(b2, self.K, pc))
-            if not self.b_direct:
-                e.parallel(b2, e.ceildiv(b2, nb, s.nr), 1,
-                           lambda b3, p: self.pack_b(b3, p, jc, pc, kb), self.threads)
+
+            def pack(b3: Builder) -> None:
+                e.parallel(b3, e.ceildiv(b3, nb, s.nr), 1,
+                           lambda b4, p: self.pack_b(b4, p, jc, pc, kb), self.threads)
+            if self.b_choice is not None:
+                e.if_(b2, self.b_choice, lambda b3: None, pack)
+            elif not self.b_direct:
+                pack(b2)
             e.parallel(b2, self.blocks, 1,
                        lambda b3, i: self.row_block(b3, i, jc, pc, nb, kb), self.threads)
         e.for_(b, 0, self.K, s.kc, k_block)
@@ -482,6 +500,20 @@ class Blis:
             e.for_(b2, n0, e.add(b2, n0, cols), 1, copy)
             e.for_(b2, cols, nr, 1, lambda b3, j, _: self.store(b3, zero, self.bp, [p, k, j]))
         e.for_(b, 0, kb, 1, row)
+
+    def b_choosable(self) -> bool:
+        """Whether B may be read where it lies instead of packed (`direct_b_tiles`): a
+        plain `x @ w`, B one row-major 2-d factor [k, n] (`b_readable`) whose N is a whole
+        number of tiles. Packing copies the K x N panel once to make every read of it
+        contiguous; where M is a few register tiles, each B row feeds so few tiles that
+        the copy costs more than it saves (the MLP 784-256-10 step's x @ w1, B=128: 1.20
+        ms packed, 1.17 direct; B=1024: 10.5 and 11.1)."""
+        c, s = self.c, self.s
+        if self.direct_b_tiles <= 0 or c.transposed or not b_readable(c, s.lanes):
+            return False
+        f = c.b[0]
+        return c.static(c.n) % s.nr == 0 and f.buffer.type.rank == 2 and \
+            f.forms[0] == ({c.k[0]: 1}, 0)
 
     def pack_a(self, b: Builder, ap: Value, ic: Value, pc: Value, mb: Index,
                kb: Index) -> None:
@@ -548,6 +580,8 @@ class Blis:
                 a_at = self.a_rows(b3, m0, pc) if ap is None else \
                     self.a_panel(ap, e.v(e.add(b3, q0, q)), ak)
                 b_at = self.b_cols(b3, n0, pc) if self.b_direct else self.b_panel(p)
+                if self.b_choice is not None:       # both: `kernel` picks at run time
+                    b_at = (self.b_cols(b3, n0, pc), b_at)
 
                 def chunk(b4: Builder, k0: Index, _) -> None:
                     k1 = e.min(b4, kb, e.add(b4, k0, s.chunk))
@@ -630,8 +664,21 @@ class Blis:
     def kernel(self, b: Builder, a_at, b_at, k0: Index, k1: Index) -> list[Value]:
         """The mr x nr tile of A (`a_at(builder, k, r)`: its value at row r of the tile and
         step k of the block) times B's (`b_at(builder, k, j)`: its vector j at step k) over
-        k0 <= k < k1: mr * nv vector accumulators from zero."""
+        k0 <= k < k1: mr * nv vector accumulators from zero. A pair `b_at` (B where it lies,
+        B packed) is two k loops, the one `b_choice` says run: one `loop.if`, each branch
+        with its own addressing (a stride the loop knows), the tile's stores shared."""
         e, s, loc = self.e, self.s, self.e.location
+        if isinstance(b_at, tuple):
+            pick = IfOp.build(self.b_choice, result_types=[self.vec] * (s.mr * s.nr // s.lanes),
+                              regions=2, location=loc)
+            for region, at in zip(pick.regions, b_at):
+                block = Block([])
+                region.add_block(block)
+                inner = Builder.at_end(block)
+                inner.create(YieldOp, self.kernel(inner, a_at, at, k0, k1), result_types=[],
+                             location=loc)
+            b.insert(pick)
+            return list(pick.results)
         nv = s.nr // s.lanes
         zero = b.create(BroadcastOp, e.fconst(b, 0.0, F32), result_types=[self.vec],
                         location=loc).result

@@ -147,6 +147,25 @@ def test_dynamic_m_only():
         check(c, a, b, np.zeros((m, 128)), 2.0**-21)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("widened", [False, True])
+def test_b_read_in_place_or_packed_as_m_says(threads, widened):
+    """x @ w with a dynamic M: B read where it lies while M is at most `direct-b-tiles`
+    register tiles (6 rows here), packed past that, as a `loop.if` per panel picks; K in
+    several blocks (the window's offset moves with the block)."""
+    src = generic(None, 32, 100, widened=widened)
+    options = dict(mr=2, nr=16, lanes=8, kc=32, mc=4, nc=32, direct_b_tiles=3)
+    text = str(transformed(src, **options))
+    assert text.count("math.fma") == 2 * 2 * 2   # two k loops, 2 x 2 accumulators each
+    f = jit(src, threads=threads, **options)
+    for m in (1, 5, 6, 7, 40):
+        a, b, _, _ = operands(m, 32, 100, seed=m)
+        c0 = np.full((m, 32), 0.25, np.float64 if widened else np.float32)
+        c = c0.copy()
+        f(a, b, c)
+        check(c, a, b, c0, 2.0**-21 if widened else 2.0**-18)
+
+
 @functools.cache
 def _row_blocks_kernel():
     """A dynamic-M matmul in row blocks of at most 3 tiles of 2 rows, their count a multiple

@@ -1,4 +1,4 @@
-// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 min-flops=0 dot=false}' | FileCheck %s
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 min-flops=0 dot=false direct-b-tiles=0}' | FileCheck %s
 
 // The module's `blis.configs` (what `irkit-compile --autotune` measured,
 // irkit.runtime.tuning) overrides the sizes of the contraction at its ordinal in the pass's

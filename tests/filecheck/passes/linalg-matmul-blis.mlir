@@ -1,4 +1,4 @@
-// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-epilogue=0}' | FileCheck %s
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-epilogue=0 direct-b-tiles=0}' | FileCheck %s
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16}' | FileCheck %s --check-prefix=TILE
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 parallel=false}' | FileCheck %s --check-prefix=SEQ
 // RUN: irkit-opt %s -p linalg-matmul-blis | FileCheck %s --check-prefix=DEFAULT
@@ -7,8 +7,9 @@
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=32 row-blocks=1 direct-a=false dot=false}' | FileCheck %s --check-prefix=FEW
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{lanes=8 min-flops=0}' | FileCheck %s --check-prefix=SKINNY
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{lanes=8 min-flops=0 dot=false transpose=false}' | FileCheck %s --check-prefix=NTILE
-// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-dynamic=64}' | FileCheck %s --check-prefix=DYN
-// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-dynamic=0}' | FileCheck %s --check-prefix=DYN0
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-dynamic=64 direct-b-tiles=0}' | FileCheck %s --check-prefix=DYN
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 min-flops=0 direct-b-tiles=4}' | FileCheck %s --check-prefix=XW
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-dynamic=0 direct-b-tiles=0}' | FileCheck %s --check-prefix=DYN0
 
 // A float32 contraction on memrefs becomes BLIS's nest: B packed into zero-padded
 // kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
@@ -498,5 +499,35 @@ func.func @dynamic_k(%a: memref<?x16xf32>, %b: memref<?x32xf32>, %y: memref<16x3
     }
     memory.dealloc %acc : memref<16x32xf64>
   }
+  return
+}
+
+// x @ w with a dynamic M: B is read where it lies while M is at most `direct-b-tiles`
+// register tiles (4 x mr = 8 rows), else packed, as a flag computed once says: the packing
+// runs only without it, and the micro-kernel's k loop is there twice, one reading B itself,
+// one the packed panel, each with its own addressing, under a `loop.if` that yields the
+// accumulators to the tile's one set of stores.
+// XW-LABEL: func.func @xw(
+// XW-SAME:      %[[A:[^:]*]]: memref<?x64xf32>, %[[B:[^:]*]]: memref<64x32xf32>
+// XW-DAG:     %[[EIGHT:.*]] = arith.constant 8 : index
+// XW:         %[[M:.*]] = memory.dim %[[A]], 0
+// XW:         %[[DIRECT:.*]] = arith.cmpi sle, %[[M]], %[[EIGHT]] : index
+// XW:         %[[BP:.*]] = memory.alloc() : memref<2x32x16xf32>
+// XW:         loop.if %[[DIRECT]] {
+// XW-NEXT:    } else {
+// XW-NEXT:      arith.ceildivsi
+// XW-NEXT:      loop.parallel
+// XW:         %[[ACC:.*]]:4 = loop.if %[[DIRECT]] -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// XW:           loop.for
+// XW:             memory.vector_load %[[B]][%{{.*}}, %{{.*}}] : memref<64x32xf32>, vector<8xf32>
+// XW:             math.fma
+// XW:         } else {
+// XW:           loop.for
+// XW:             memory.vector_load %[[BP]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x32x16xf32>, vector<8xf32>
+// XW:             math.fma
+// XW:         memory.vector_load %{{.*}} : memref<?x32xf32>, vector<8xf32>
+// XW:         arith.addf %{{.*}}, %[[ACC]]#0 : vector<8xf32>
+func.func @xw(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x32xf32>) outs(%c : memref<?x32xf32>)
   return
 }
