@@ -181,16 +181,17 @@ def test_interrupt_after_a_second(tmp_path):
 
 @needs_cc
 def test_interrupt_during_code_generation(tmp_path):
-    """The signal arrives half a second after the outputs' temporaries appear: the header is
-    written and LLVM is optimizing (about 3 s of C code for this model, which never checks
-    for signals)."""
+    """The signal arrives a tenth of a second after the outputs' temporaries appear: the
+    header is written and LLVM is optimizing (C code that never checks for signals; about
+    half a second of it for this model since LLVM's level is chosen by need, so a later
+    signal may come after the library is done)."""
     out = tmp_path / "out"
     seen: list[float] = []
 
     def building(start):
         if not seen and any(n.startswith(".mlp.h.") for n in os.listdir(out)):
             seen.append(time.monotonic())
-        return bool(seen) and time.monotonic() - seen[0] > 0.5
+        return bool(seen) and time.monotonic() - seen[0] > 0.1
     r, latency = _interrupt(out, building)
     _check_interrupted(r, latency, out)
 
