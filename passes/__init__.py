@@ -28,6 +28,7 @@ _ALL = {
     "linalg-generalize-named-ops": "linalg_generalize_named_ops",
     "lower-graph-to-linalg": "lower_graph_to_linalg",
     "bufferize": "bufferize",
+    "commit-in-place": "commit_in_place",
     "lower-linalg-to-loop": "lower_linalg_to_loop",
     "math-polynomial-approximation": "math_polynomial_approximation",
     "linalg-fuse-elementwise-ops": "linalg_fuse_elementwise",

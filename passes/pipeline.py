@@ -64,12 +64,14 @@ STAGES: tuple[Stage, ...] = (
           "variables, `graph.if`, `graph.check` and `graph.scatter_add` stay graph ops; "
           "elementwise chains merged into one generic, then matmul epilogues, row "
           "reductions and what else shares outer parallel loops in `fusion.group`s"),
-    Stage("loop", "bufferize{output-sizes=true},linalg-matmul-blis,lower-linalg-to-loop,"
+    Stage("loop", "bufferize{output-sizes=true},commit-in-place,linalg-matmul-blis,"
+          "lower-linalg-to-loop,"
           "canonicalize,cse,loop-vectorize,math-polynomial-approximation,vector-streaming-stores,"
           "canonicalize,cse",
           "every graph function a function over memrefs (the calling convention of "
           "docs/lowering.md) with its `<name>_output_sizes` sibling, the variables a "
-          "`graph.variables` module attribute; each temporary its own `memory.alloc`; each "
+          "`graph.variables` module attribute; each temporary its own `memory.alloc`, a "
+          "variable's update written into the variable under the step's status test; each "
           "large matmul or convolution a BLIS schedule (packed panels, a register-blocked "
           "FMA micro-kernel, its epilogue at the store), every other structured op its loop "
           "nest, each `fusion.group` one nest over its outer dims with its intermediates in "
