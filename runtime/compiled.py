@@ -277,10 +277,13 @@ def compile_models(models: dict[str, Operation], *, opt_level: int = 2, cpu: str
     compiled on its first call (`CompiledModels.entry_object`); otherwise one flat module of
     every model's functions, named `<model>_<function>`
     (`irkit.exporters.library.flat_module`), as a library exports them, compiled now."""
-    from irkit.backends.llvm_cpu import compile_object, run_interruptibly
+    from irkit.backends.llvm_cpu import compile_object, cpu_target, llvm_level, \
+        run_interruptibly
     from irkit.exporters.library import flat_module
     if jit and len(models) != 1:
         raise ValueError(f"the JIT compiles one model at a time, not {len(models)}")
+    llvm_level(opt_level)       # an unknown level or CPU is refused here, not at a first call
+    cpu_target(cpu)
     pairs = {name: lower_model_with_graph(mod, make_pm, disable)
              for name, mod in models.items()}
     lowered = {name: p[1] for name, p in pairs.items()}

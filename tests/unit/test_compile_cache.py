@@ -191,6 +191,20 @@ def test_a_warm_start_compiles_only_the_entries_no_process_called(cache_dir, mod
     _assert_same((again.forward(**batch),), (want,))
 
 
+@pytest.mark.parametrize("option, message", [({"opt_level": 7}, "opt_level must be 0, 1, 2"),
+                                             ({"cpu": "pentium"}, "unknown cpu 'pentium'")])
+def test_a_bad_option_is_refused_at_load_not_at_the_first_call(model_file, option, message):
+    """Compiling on the first call must not defer the options' check: the load raises."""
+    from irkit.runtime.compiled import compile_models
+    from irkit.frontend.dsl import compile_source, model_modules
+    models = model_modules(compile_source(TINY, str(model_file)))
+    with pytest.raises(ValueError, match=message):
+        compile_models(models, **option)
+    if "opt_level" in option:
+        with pytest.raises(ValueError, match=message):
+            irkit.load_model(model_file, engine="jit", cache=False, **option)
+
+
 def test_what_decides_the_result_is_in_the_key(cache_dir, model_file, monkeypatch):
     """Each change misses and adds an entry: the source text, the opt level, irkit's version,
     irkit's code, the target CPU; the same request again hits."""
