@@ -69,6 +69,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from irkit.affine import AffineDim
 from irkit.attributes import IntegerAttr
 from irkit.builder import Builder
 from irkit.ir import Block, BlockArgument, Operation, Value
@@ -78,7 +79,10 @@ from irkit.dialects import arith
 from irkit.dialects.arith import CMPI_PREDICATES
 from irkit.dialects.linalg import PARALLEL, StructuredOp
 from irkit.dialects.loop import IfOp, YieldOp
-from irkit.dialects.memory import AllocOp, CopyOp, DeallocOp, LoadOp
+from irkit.dialects.memory import (
+    AllocOp, CopyOp, DeallocOp, LoadOp, StoreOp, VectorStoreOp,
+)
+from irkit.types import MemRefType
 
 
 @dataclass
@@ -171,7 +175,6 @@ def _map_of(op: StructuredOp, v: Value):
 
 
 def _is_permutation(m, loops: int) -> bool:
-    from irkit.affine import AffineDim
     dims = [e.position for e in m.results if isinstance(e, AffineDim)]
     return len(m.results) == loops and sorted(dims) == list(range(loops))
 
@@ -225,8 +228,6 @@ def _writes_only(top: Operation, allowed: set) -> bool:
     """Whether every buffer `top` writes is made inside it or in `allowed`: structured ops'
     outputs, stores' and copies' targets, deallocs; any other op given a buffer made
     outside (a call, a check, an op this pass does not know) fails."""
-    from irkit.dialects.memory import StoreOp, VectorStoreOp
-    from irkit.types import MemRefType
     for op in top.walk():
         if isinstance(op, StructuredOp):
             written = list(op.outputs)
