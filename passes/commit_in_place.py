@@ -136,13 +136,12 @@ def _inside(op: Operation, root: Operation) -> bool:
     return root.is_ancestor_of(op)
 
 
-def _writer(c: _Commit, block: Block) -> tuple[Operation, StructuredOp] | None:
-    """(W, P): the block's op holding the one structured op P that writes `t` (an
-    elementwise writer, map a permutation), when every other use of `t` is a read at P's
-    point inside W, the copy or its dealloc in the block after the guard."""
+def _writer(c: _Commit, block: Block) -> tuple[Operation, StructuredOp, object] | None:
+    """(W, P, P's map for `t`): the block's op holding the one structured op P that writes
+    `t` (an elementwise writer, map a permutation), when every other use of `t` is a read at
+    P's point inside W, the copy or its dealloc in the block after the guard."""
     writers = [u.owner for u in c.t.uses
-               if isinstance(u.owner, StructuredOp) and u.value is c.t and
-               u.index >= len(u.owner.inputs)]
+               if isinstance(u.owner, StructuredOp) and u.index >= len(u.owner.inputs)]
     if len(writers) != 1:
         return None
     p = writers[0]
@@ -164,14 +163,13 @@ def _writer(c: _Commit, block: Block) -> tuple[Operation, StructuredOp] | None:
                 u.index < len(owner.inputs) and _map_of(owner, c.t) == point:
             continue                      # the new value read at its own point
         return None
-    return top, p
+    return top, p, point
 
 
 def _map_of(op: StructuredOp, v: Value):
     """`op`'s indexing map for its operand `v` (one map for all its uses), or None."""
-    maps = {str(m): m for u, m in zip(op.structured_operands(), op.indexing_maps_list())
-            if u is v}
-    return next(iter(maps.values())) if len(maps) == 1 else None
+    maps = {m for u, m in zip(op.structured_operands(), op.indexing_maps_list()) if u is v}
+    return next(iter(maps)) if len(maps) == 1 else None
 
 
 def _is_permutation(m, loops: int) -> bool:
@@ -179,9 +177,8 @@ def _is_permutation(m, loops: int) -> bool:
     return len(m.results) == loops and sorted(dims) == list(range(loops))
 
 
-def _reads_w_at_point(c: _Commit, top: Operation, p: StructuredOp) -> bool:
+def _reads_w_at_point(c: _Commit, top: Operation, p: StructuredOp, point) -> bool:
     """Whether every use of `w` inside W is an input of P at `t`'s point."""
-    point = _map_of(p, c.t)
     for u in c.w.uses:
         if not _inside(u.owner, top):
             continue
@@ -284,8 +281,8 @@ class CommitInPlace(Pass):
             found = _writer(c, block)
             if found is None:
                 continue
-            top, p = found
-            if not _reads_w_at_point(c, top, p):
+            top, p, point = found
+            if not _reads_w_at_point(c, top, p, point):
                 continue
             if _touches(_between(block, top, c.guard), c.w):
                 continue

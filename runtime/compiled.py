@@ -454,7 +454,8 @@ class CompiledRunner:
                 e = Entry(fn)
                 self.entries[e.name[len(prefix):] if prefix else e.name] = e
         self.functions = {}             # entry name -> JitFunction
-        self._owners = [owner]          # what holds the code (engines, the library)
+        #: what holds the code alive: the engines, the library
+        self._owners = [owner] if owner is not None else []
         self._load = load
         for name, fn in functions.items():
             self._add(name, fn)

@@ -243,15 +243,19 @@ class Emitter:
         body(inner, block.args[0])
         inner.create(YieldOp, [], result_types=[], location=self.location)
 
-    def if_(self, b: Builder, cond: Value, then, otherwise) -> None:
-        op = IfOp.build(cond, result_types=[], regions=2, location=self.location)
+    def if_(self, b: Builder, cond: Value, then, otherwise, types=()) -> list[Value]:
+        """A `loop.if`; with result `types`, `then(builder)` and `otherwise(builder)` return
+        what they yield, the op's results (without, what they return is ignored)."""
+        op = IfOp.build(cond, result_types=list(types), regions=2, location=self.location)
         for region, fill in zip(op.regions, (then, otherwise)):
             block = Block([])
             region.add_block(block)
             inner = Builder.at_end(block)
-            fill(inner)
-            inner.create(YieldOp, [], result_types=[], location=self.location)
+            yielded = fill(inner)
+            inner.create(YieldOp, list(yielded) if types else [], result_types=[],
+                         location=self.location)
         b.insert(op)
+        return list(op.results)
 
     def _cmp(self, b: Builder, predicate: str, x: Index, y: Index) -> Value:
         return b.create(arith.CmpIOp, self.v(x), self.v(y),
@@ -669,16 +673,11 @@ class Blis:
         with its own addressing (a stride the loop knows), the tile's stores shared."""
         e, s, loc = self.e, self.s, self.e.location
         if isinstance(b_at, tuple):
-            pick = IfOp.build(self.b_choice, result_types=[self.vec] * (s.mr * s.nr // s.lanes),
-                              regions=2, location=loc)
-            for region, at in zip(pick.regions, b_at):
-                block = Block([])
-                region.add_block(block)
-                inner = Builder.at_end(block)
-                inner.create(YieldOp, self.kernel(inner, a_at, at, k0, k1), result_types=[],
-                             location=loc)
-            b.insert(pick)
-            return list(pick.results)
+            direct, packed = b_at
+            return e.if_(b, self.b_choice,
+                         lambda inner: self.kernel(inner, a_at, direct, k0, k1),
+                         lambda inner: self.kernel(inner, a_at, packed, k0, k1),
+                         [self.vec] * (s.mr * s.nr // s.lanes))
         nv = s.nr // s.lanes
         zero = b.create(BroadcastOp, e.fconst(b, 0.0, F32), result_types=[self.vec],
                         location=loc).result
