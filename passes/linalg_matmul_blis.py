@@ -34,11 +34,12 @@ The nest (BLIS's five loops around a micro-kernel; Van Zee and van de Geijn, 201
           loop.parallel p: pack B[pc.., jc..] into Bp[p][k][nr]        (zero-padded columns)
           loop.parallel i in [0, blocks)              threads split the row blocks
             Ap = alloc; pack A[ic.., pc..] into Ap[q][k][mr]           (zero-padded rows)
-                                                      (not where N is one column tile)
+                                    (only where A is several factors or dims: else read
+                                    where it lies, "A read where it lies" below)
             for jr: for ir:                           register tiles of mr x nr
               micro-kernel: mr * nr/lanes vector accumulators carried by a loop.for over
               k < kc (`iter_args`), one vector load of Bp per lane group, one broadcast of
-              Ap per row, `math.fma` each (vfmadd231ps, the broadcast folded into it)
+              A per row, `math.fma` each (vfmadd231ps, the broadcast folded into it)
               store: C[tile] += acc (vector loads and stores; `arith.extf` first for an
               f64 C), or, for a tile crossing M or N, the accumulators through a scratch
               tile and one loop over its valid part; with an epilogue, the last K step's
@@ -89,15 +90,24 @@ Blocks of mc rows split unevenly: the MLP's x @ w1 at B = 1024 was 9 blocks of 1
 thread idle); now 16 blocks of 10-11 tiles (88 : 83 tiles) and 8 of 2-3 (11 : 11). The
 count is index arithmetic on a dynamic M (the batch), made once before the nest.
 
-A used once. Where N, static, fits one column tile (N <= nr: the logistic regression's and
-the MLP's 10 classes), each packed A panel would feed one register tile: packing copied A
-(M x K loads and strided stores, scalar) for one read. Then the micro-kernel reads A where
-it lies (`Blis.a_rows`), each tile row's index made once per tile (rows past M read row
-M - 1: computed, never stored), for one factor and one M and K dim (no index split per
-element); `direct-a=false` packs it as before. Measured (1 thread, best of 300, load 17-47):
-the logistic regression's x @ w (100 x 10 x 784) 37 us against 66 packed, its x^T @ dz
-(784 x 10 x 100) 36 against 78 (numpy 23 and 20); its whole training step 85 against 155
-us (numpy by hand 80; load 5). What was left is the tile's width: 10 of 16 lanes do work.
+A read where it lies. The micro-kernel reads one A value per row and k step and broadcasts
+it; it can do so from A itself as well as from a packed panel (`Blis.a_rows`, each tile
+row's index made once per tile; rows past M read row M - 1: computed, never stored), where
+A is one factor with one M and one K dim (no index split per element): the tile's mr rows
+are mr streams, and the block they come from stays in L2 across the column tiles as a
+packed one would. Packing copied A into k-major panels by strided stores, which LLVM
+vectorized into scatters (`vscatterqps`, a multiply per index vector): a cost with no
+return. So A is packed only where it has several factors (a folded batchnorm's scale times
+the filter), several M or K dims (a convolution's K is channels x window), or is packed
+once for the whole op (`Blis.a_once`); `direct-a=false` packs it as before. First used
+where N fits one column tile (the logistic regression's x @ w 100 x 10 x 784: 37 us against
+66 packed; its x^T @ dz 36 against 78), then everywhere. Measured in-process, alternated,
+median ms, packed / read where it lies: the MLP 784-256-10 step at B=1024 9.89 / 9.24 and
+9.06 / 8.42 (two runs) on 1 thread, 4.71 / 4.36 on 2; at B=128 1.129 / 1.049 on 1 and
+0.632 / 0.578 on 2; matmul 1024^3 22.1 / 21.6 on 1, 11.05 / 10.82 on 2; 2048 x 4096 x 512
+(M x K x N) 89.4 / 84.0, 4096 x 4096 x 256 97.3 / 85.2, 512 x 8192 x 512 45.2 / 42.9,
+3000^3 577 / 570, 200 x 4096 x 4096 75.1 / 75.3; the cnn (1.61 / 1.61) and the logistic
+regression (0.0645 / 0.0630) unchanged.
 
 B read where it lies, for a few rows. Packing B copies its K x N panel so that every read
 of it by the micro-kernel is contiguous; where M is a few register tiles, each B row feeds
@@ -312,8 +322,8 @@ class LinalgMatmulBlis(Pass):
          sizes and options) and build the nest before the op: B's packed buffer at the top,
          batch, jc and pc loops, B packed by a `loop.parallel` over its panels, a
          `loop.parallel` over row blocks of at most mc rows (their count a multiple of
-         `row-blocks`, sizes within one tile of each other) each packing its A block into
-         its own buffer (or, where N fits one column tile, reading A where it lies) and
+         `row-blocks`, sizes within one tile of each other) each reading A where it lies
+         (or, where A is several factors or dims, packing its A block into a buffer) and
          running the micro-kernel over its mr x nr tiles, adding each into C (storing,
          in the first K block, where the fill was folded), or, at the last K step where
          there is an epilogue, adding what waits and running the epilogue into its
@@ -324,7 +334,7 @@ class LinalgMatmulBlis(Pass):
     Options: `mr`, `nr`, `mc`, `kc`, `nc`, `lanes` (0: from the target and the cost model),
     `chunk` (k steps per float32 partial sum), `row-blocks` (the row blocks' count a
     multiple of it, for even thread shares; 1: as few as `mc` allows), `direct-a=false`
-    (A packed even where each panel is read once), `dot=false` and `transpose=false` (few
+    (A packed even where it can be read where it lies), `dot=false` and `transpose=false` (few
     columns keep the N-wide tile, not dot products along K or the sides swapped),
     `l2-bytes` / `l3-bytes` (the cache sizes the blocks are made for), `min-flops` (0:
     every match), `parallel=false` (every loop a `loop.for`), `epilogue=false` (the

@@ -295,8 +295,8 @@ class Blis:
     """The blocked nest of one matched contraction, built before its op. `overwrite`: the
     first K block stores its sums instead of adding them (the zero fill folded).
     `epilogue`: applied at the final store (passes/blis/epilogue.py), the sums of the
-    earlier K steps waiting where `waits` says. `direct_a`: A read where it lies where each
-    of its panels would be packed for one read (`a_used_once`). `direct_b_tiles`: a plain
+    earlier K steps waiting where `waits` says. `direct_a`: A read where it lies, not packed,
+    wherever that is a plain read (`a_readable`). `direct_b_tiles`: a plain
     `x @ w` reads B where it lies when M is at most that many register tiles
     (`b_choosable`; 0: never)."""
 
@@ -306,7 +306,7 @@ class Blis:
                  direct_b_tiles: int = 0) -> None:
         self.c, self.s, self.threads, self.overwrite = c, s, threads, overwrite
         self.l2_bytes = l2_bytes
-        self.a_direct = direct_a and not self.a_once() and self.a_used_once()
+        self.a_direct = direct_a and not self.a_once() and self.a_readable()
         self.b_direct = c.transposed and b_readable(c, s.lanes)
         self.direct_b_tiles = direct_b_tiles
         #: where B's choice is made at run time (a dynamic M): the `i1` "read B where it
@@ -454,15 +454,18 @@ class Blis:
         end = e.min(b, e.mul(b, start(e.add(b, block, 1)), s.mr), self.M)
         return first, e.sub(b, end, first)
 
-    def a_used_once(self) -> bool:
-        """Whether each A panel feeds one register tile only, so packing it would copy it
-        for one read: N, static, fits one column tile. A then is read where it lies
-        (`a_rows`), where that costs no more than a packed read: one factor, one M dim
-        and one K dim (no index split per element)."""
+    def a_readable(self) -> bool:
+        """Whether the micro-kernel reads A where it lies (`a_rows`) instead of a packed
+        panel: one factor, one M dim and one K dim, so that each tile row's address is
+        made once per tile and steps by a constant along K (no index split per element).
+
+        Packing A buys nothing the micro-kernel needs: it reads one A value per row and k
+        step and broadcasts it, from wherever it lies; mr rows of a block are mr streams
+        that stay in L1 and L2 across the column tiles as the packed panel would. The copy
+        costs: a row-major A goes into the k-major panel by strided stores, which LLVM
+        vectorizes into scatters (module docstring of passes/linalg_matmul_blis.py)."""
         c = self.c
-        n = c.static(c.n)
-        return n is not None and n <= self.s.nr and len(c.a) == 1 and len(c.m) == 1 and \
-            len(c.k) == 1
+        return len(c.a) == 1 and len(c.m) == 1 and len(c.k) == 1
 
     def column_block(self, b: Builder, jc: Value) -> None:
         e, s = self.e, self.s

@@ -1,4 +1,4 @@
-// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-epilogue=0 direct-b-tiles=0}' | FileCheck %s
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-epilogue=0 direct-b-tiles=0 direct-a=false}' | FileCheck %s
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16}' | FileCheck %s --check-prefix=TILE
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 parallel=false}' | FileCheck %s --check-prefix=SEQ
 // RUN: irkit-opt %s -p linalg-matmul-blis | FileCheck %s --check-prefix=DEFAULT
@@ -13,7 +13,8 @@
 
 // A float32 contraction on memrefs becomes BLIS's nest: B packed into zero-padded
 // kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
-// its A block into mr-row panels, and a micro-kernel carrying mr * nr / lanes vector
+// its A block into mr-row panels (with direct-a=false; by default A is read where it lies,
+// BAL), and a micro-kernel carrying mr * nr / lanes vector
 // accumulators through a k loop of `chunk` steps (broadcast of A, vector loads of packed B,
 // math.fma), added into C by vectors for a whole tile; a tile crossing M or N goes through
 // a scratch tile: one loop over its valid rows, by vectors up to its last whole vector,
@@ -309,28 +310,36 @@ func.func @epilogue(%a: memref<?x16xf32>, %b: memref<16x32xf32>, %bias: memref<3
 // Static M = 64 in row blocks for the threads: 32 tiles of mr = 2, blocks of at most mc = 16
 // rows (8 tiles) would be 4; row-blocks (8) makes them 8 (a team of 2, 4 or 8 gets an even
 // share), block i starting at tile i * 32 / 8. With row-blocks=1: the 4 blocks of mc rows.
+// A (one factor, one M dim, one K dim) is read where it lies by the micro-kernel: no packed
+// A panel; with direct-a=false (FEW) each row block packs its A block into one.
 // BAL-LABEL:   func.func @balanced(
+// BAL-SAME:        %[[A:[^:]*]]: memref<64x64xf32>
 // BAL-DAG:       %[[C8:.*]] = arith.constant 8 : index
 // BAL-DAG:       %[[C32:.*]] = arith.constant 32 : index
 // BAL:           loop.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[C8]]) step
 // BAL-NEXT:        %[[S:.*]] = arith.muli %[[I]], %[[C32]] : index
 // BAL-NEXT:        arith.divui %[[S]], %[[C8]] : index
-// BAL:             memory.alloc() : memref<8x32x2xf32>
+// BAL-NOT:         memref<8x32x2xf32>
+// BAL:             loop.for %[[K:[^ ]*]] = {{.*}} iter_args(
+// BAL:               %[[X0:.*]] = memory.load %[[A]][%{{.*}}, %{{.*}}] : memref<64x64xf32>
+// BAL-NEXT:          vector.broadcast %[[X0]]
+// BAL-NOT:         memref<8x32x2xf32>
+// BAL:           return
 // FEW-LABEL:   func.func @balanced(
 // FEW-DAG:       %[[C4:.*]] = arith.constant 4 : index
 // FEW-DAG:       %[[C32:.*]] = arith.constant 32 : index
 // FEW:           loop.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[C4]]) step
 // FEW-NEXT:        %[[S:.*]] = arith.muli %[[I]], %[[C32]] : index
 // FEW-NEXT:        arith.divui %[[S]], %[[C4]] : index
+// FEW:             memory.alloc() : memref<8x32x2xf32>
 func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x32xf32>) {
   linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x32xf32>) outs(%c : memref<64x32xf32>)
   return
 }
 
-// N (10) fits one column tile (nr = 16): each A panel would be packed for one read, so
-// the micro-kernel reads A where it lies: no packed A buffer; each tile row's index, made
-// once before the k loop, is min(m0 + r, M - 1) (rows past M are computed, never stored,
-// and read nothing out of bounds). direct-a=false packs A as before.
+// A dynamic M: the micro-kernel reads A where it lies, each tile row's index, made once
+// before the k loop, min(m0 + r, M - 1) (rows past M are computed, never stored, and read
+// nothing out of bounds). direct-a=false packs A (FEW).
 // BAL-LABEL:   func.func @skinny(
 // BAL-SAME:        %[[A:[^:]*]]: memref<?x64xf32>
 // BAL-NOT:       memref<8x32x2xf32>
@@ -404,17 +413,17 @@ func.func @skinny_tail(%a: memref<6x20xf32>, %b: memref<20x10xf32>, %c: memref<6
 
 // The weight gradient x^T @ dz: A is read along M at stride 1 (x's rows), N = 10. Swapped
 // (C^T = dz^T x), the vectors run along M (64, a multiple of 8), x is read where it lies by
-// whole vectors (no packed B), dz^T is packed as A; C, whose rows run along the swapped M,
-// is stored element by element, rows innermost (consecutive addresses).
+// whole vectors (no packed B), and so is dz^T, as A (no packed A); C, whose rows run along
+// the swapped M, is stored element by element, rows innermost (consecutive addresses).
 // SKINNY-LABEL: func.func @skinny_grad(
 // SKINNY-SAME:      %[[X:[^:]*]]: memref<?x64xf32>, %[[D:[^:]*]]: memref<?x10xf32>, %[[C:[^:]*]]: memref<64x10xf32>
 // SKINNY-NOT:       vector.reduction
-// SKINNY:           %[[DZ:.*]] = memory.load %[[D]][%{{.*}}, %{{.*}}] : memref<?x10xf32>
-// SKINNY-NEXT:      memory.store %[[DZ]], %[[AP:.*]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x256x5xf32>
+// SKINNY-NOT:       memref<2x256x5xf32>
 // SKINNY:           loop.for {{.*}} iter_args(
 // SKINNY:             memory.vector_load %[[X]][%{{.*}}, %{{.*}}] : memref<?x64xf32>, vector<8xf32>
-// SKINNY:             memory.load %[[AP]]
-// SKINNY:             math.fma {{.*}} : vector<8xf32>
+// SKINNY:             %[[DZ:.*]] = memory.load %[[D]][%{{.*}}, %{{.*}}] : memref<?x10xf32>
+// SKINNY-NEXT:        vector.broadcast %[[DZ]]
+// SKINNY-NEXT:        math.fma {{.*}} : vector<8xf32>
 // SKINNY-NOT:       memory.vector_store {{.*}} %[[C]]
 // SKINNY:           loop.for %[[J:[^ ]*]] = {{.*}} {
 // SKINNY-NEXT:        loop.for %[[R:[^ ]*]] = {{.*}} {
