@@ -59,23 +59,31 @@ before), plain 0.96x (1.00x; 1 thread, load 3, within this machine's noise), the
 step (B=128, 1024) 1.29 and 10.4 ms against 1.47 and 10.5 ms (bench/run.py, 1 thread).
 
 The epilogue at the store. The sums of a tile's earlier K steps wait (`nest.NOWHERE`,
-`TILE`, `BUFFER`): nowhere when all of K is one chunk (static, <= `chunk`); in a per-tile
+`TILE`, `BLOCKS`): nowhere when all of K is one chunk (static, <= `chunk`); in a per-tile
 buffer (mr x nr, C's element type, one per row block) when K is one block of several
-chunks; in the accumulator (C) itself when K has several blocks or is dynamic. In the first
-two cases the f64 accumulator is erased, so where an epilogue is applied a static K of up
-to `kc-epilogue` (1024) is made one block (kc = K): the accuracy contract is unchanged (f32
-sums of `chunk` products, added up in f64 in the per-tile buffer). Measured (1 thread,
-bench/bench_matmul.py --epilogue, `relu(a @ b + c)`, load 1.5, numpy's OpenBLAS in the same
-round): 1024^3 99.3 GFLOP/s (numpy 98.5; epilogue as its own nest, kc = 256: 90.1);
-2048x2048x512 102.1 (numpy 93.2; own nest: 68.0: the 32 MB f64 accumulator, written,
-faulted in and read back, was a third of the time). Where K is dynamic and 0 the nest
-stores nothing: the members are kept under a `loop.if` on K == 0, reading the filled
-accumulator (filled under the same condition just before). A dynamic K (a weight
-gradient's batch) cannot be made one block, and each of its blocks is a round trip of the
-f64 accumulator through memory: its blocks are at least `kc-dynamic` (512) long, half the
-round trips of kc = 256 (in-process, alternated, median ms, kc 256 / 512: MLP 784-256-10
-step B=1024 9.47 / 9.33 on 1 thread, 5.07 / 4.90 on 2; B=128 1.20 / 1.20, its K one
-block either way).
+chunks; and where K has several blocks or is dynamic, a block's chunks in the per-tile
+buffer and the earlier blocks' sums in the accumulator (C) itself, which each block's last
+chunk adds to its own and stores back (or, in the last block, passes through the epilogue;
+`Blis.block_step`): one round trip of C per block, where adding each chunk into C had been
+one per chunk's store. In the first two cases the f64 accumulator is erased, so where an
+epilogue is applied a static K of up to `kc-epilogue` (1024) is made one block (kc = K):
+the accuracy contract is unchanged (f32 sums of `chunk` products, added up in f64 in the
+per-tile buffer). Measured (1 thread, bench/bench_matmul.py --epilogue, `relu(a @ b + c)`,
+load 1.5, numpy's OpenBLAS in the same round): 1024^3 99.3 GFLOP/s (numpy 98.5; epilogue
+as its own nest, kc = 256: 90.1); 2048x2048x512 102.1 (numpy 93.2; own nest: 68.0: the 32
+MB f64 accumulator, written, faulted in and read back, was a third of the time). Where K
+is dynamic and 0 the nest stores nothing: the members are kept under a `loop.if` on K ==
+0, reading the filled accumulator (filled under the same condition just before). A dynamic
+K (a weight gradient's batch, or bench/run.py's `a @ b` with symbolic sizes) cannot be
+made one block at compile time: its blocks are `kc-dynamic` (1024) long, so that a K up to
+that is one block at run time, whose sums never touch C (the f64 accumulator stays, for
+longer K, and is never read). Measured (fresh processes, alternated, median ms, C added
+per chunk with blocks of 512 / per block with blocks of 1024): bench/run.py's matmul
+1024^3 21.9 and 21.7 / 20.8 and 20.8 on 1 thread (96 / 103 GFLOP/s; a static K, one block,
+105), 11.5 and 11.8 / 11.3 and 10.3 on 2; the MLP 784-256-10 step's weight gradient x^T @
+dz at B=1024 (`Model.profile`, 1 thread) 3.91 and 4.05 / 3.85 and 4.07, within this
+machine's noise, its C (784 x 256 f64) a fifth of the matmul's; its step at B=128 (K one
+chunk either way) 1.048 and 1.033 / 1.034 and 1.036.
 
 Threads. The row blocks are the threads' unit; where static M is one row block and there
 is a batch dim (a convolution's filters are few: 8 and 16 in examples/cnn.irk), the outer
@@ -324,10 +332,10 @@ class LinalgMatmulBlis(Pass):
          `loop.parallel` over row blocks of at most mc rows (their count a multiple of
          `row-blocks`, sizes within one tile of each other) each reading A where it lies
          (or, where A is several factors or dims, packing its A block into a buffer) and
-         running the micro-kernel over its mr x nr tiles, adding each into C (storing,
-         in the first K block, where the fill was folded), or, at the last K step where
-         there is an epilogue, adding what waits and running the epilogue into its
-         outputs; erase the op and the members (kept under `K == 0` for a dynamic K), and
+         running the micro-kernel over its mr x nr tiles, adding each chunk's sums into
+         C (storing, in the first K block, where the fill was folded), or, where there is
+         an epilogue, into a per-tile buffer, C only at a block's end, and at the last K
+         step adding what waits and running the epilogue into its outputs; erase the op and the members (kept under `K == 0` for a dynamic K), and
          the accumulator where no sums wait in it. Where N is few columns (module
          docstring): dot products along K (`dot.Dot`), or the sides swapped first.
 
@@ -350,7 +358,7 @@ class LinalgMatmulBlis(Pass):
     mc: int = 0
     kc: int = 256
     kc_epilogue: int = 1024
-    kc_dynamic: int = 512
+    kc_dynamic: int = 1024
     direct_b_tiles: int = 64
     nc: int = 0
     chunk: int = 128

@@ -98,8 +98,8 @@ def schedule(options, static: tuple, one_block: bool = False) -> Schedule:
     `options` is the pass (its fields override the cost model's choices). `one_block` (an
     epilogue is applied at the store): a static K in one block when it is at most
     `kc-epilogue` (its sums then need no accumulator buffer); a dynamic K in blocks of at
-    least `kc-dynamic`, since its sums wait in the f64 accumulator, a round trip of C
-    through memory (16 bytes an element) per block."""
+    least `kc-dynamic`, since the sums of earlier blocks wait in the f64 accumulator, a
+    round trip of C through memory (16 bytes an element) per block, none for one block."""
     target = host()
     lanes = vector_lanes(options)
     m, n, k = static
@@ -285,10 +285,12 @@ class Emitter:
 # ---------------------------------------------------------------------------------------------
 
 
-#: where the sums of a tile wait for its last K step when an epilogue is applied at the
-#: store: nowhere (all of K is one chunk), a per-tile buffer (K is one block of several
-#: chunks), or the accumulator buffer (several K blocks, or K dynamic)
-NOWHERE, TILE, BUFFER = "nowhere", "tile", "buffer"
+#: where the sums of a tile wait for its last K step: nowhere (all of K is one chunk, an
+#: epilogue applied at the store), a per-tile buffer (K one block of several chunks, an
+#: epilogue), the accumulator C (no epilogue: each chunk's sums added into it), or, with an
+#: epilogue where K is several blocks or dynamic, a block's chunks in the per-tile buffer
+#: and the earlier blocks' sums in C, one round trip of C per block, none for one block
+NOWHERE, TILE, BUFFER, BLOCKS = "nowhere", "tile", "buffer", "blocks"
 
 
 class Blis:
@@ -314,7 +316,8 @@ class Blis:
         self.b_choice: Value | None = None
         self.ep = epilogue
         single_block = overwrite and c.static(c.k) == s.kc
-        self.waits = BUFFER if not single_block else NOWHERE if s.chunk >= s.kc else TILE
+        self.waits = (BUFFER if epilogue is None else BLOCKS) if not single_block else \
+            NOWHERE if s.chunk >= s.kc else TILE
         self.e = Emitter(c.op, constants)
         self.vec = VectorType((s.lanes,), F32)
         self.ivs: dict[int, Index] = {}
@@ -570,7 +573,7 @@ class Blis:
         ic, mb = self.block_rows(b, block)
         scratch = e.alloc(b, (s.mr, s.nr))
         tile_acc = None
-        if self.ep is not None and self.waits == TILE:
+        if self.ep is not None and self.waits in (TILE, BLOCKS):
             tile_acc = b.create(AllocOp, [], result_types=[
                 MemRefType((s.mr, s.nr), self.c.c.type.element)], location=e.location).result
         ap = None
@@ -606,9 +609,7 @@ class Blis:
                                                lambda b6: self.add_tile(b6, accs, tile_acc,
                                                                         True)))
                     else:
-                        last = e.eq(b4, e.add(b4, pc, k1), self.K)
-                        e.if_(b4, last, lambda b5: self.last_step(b5, tile, pc, k0),
-                              lambda b5: self.partial(b5, tile, pc, k0))
+                        self.block_step(b4, tile, tile_acc, pc, k0, k1, kb)
                 if s.chunk >= s.kc:
                     chunk(b3, 0, [])
                 else:
@@ -707,16 +708,46 @@ class Blis:
         e.if_(b, first, lambda b2: self.update(b2, *tile, add=False),
               lambda b2: self.update(b2, *tile, add=True))
 
-    def last_step(self, b: Builder, tile: tuple, pc: Value, k0: Index) -> None:
-        """The last K step of a tile whose sums wait in C: `final` with them, or, where the
-        zero fill was folded and this is also the first step (all of a dynamic K in one
-        chunk: the batch of a weight gradient), without reading C (never written)."""
+    def block_step(self, b: Builder, tile: tuple, tile_acc: Value, pc: Value, k0: Index,
+                   k1: Index, kb: Index) -> None:
+        """A chunk of a tile whose sums wait block by block (`BLOCKS`): a block's chunks
+        add up in the per-tile buffer; at a block's last chunk they go into C (stored in the
+        first block where the zero fill was folded), or, in the last block, through the
+        epilogue with C's earlier blocks. C is read and written once per block, not per
+        chunk, and not at all where K is one block: the weight gradients' K, the batch, is
+        dynamic, and their f64 accumulator's round trips had cost a matmul with dynamic K
+        6% of its speed (1024^3: 99 GFLOP/s, 105 where K was static and one block)."""
         e = self.e
-        if not self.overwrite or self.c.static(self.c.k) is not None:
-            self.final(b, tile, self.c.c)    # static: K is several chunks (else none waits)
-            return
-        e.if_(b, e.eq(b, e.add(b, pc, k0), 0), lambda b2: self.final(b2, tile, None),
-              lambda b2: self.final(b2, tile, self.c.c))
+        accs = tile[0]
+        earlier_chunks = e.lt(b, 0, k0)
+        earlier_blocks = e.lt(b, 0, pc) if self.overwrite else None
+
+        def inner(b2: Builder) -> None:
+            e.if_(b2, earlier_chunks, lambda b3: self.add_tile(b3, accs, tile_acc, True),
+                  lambda b3: self.add_tile(b3, accs, tile_acc, False))
+
+        def block_end(b2: Builder) -> None:
+            last = e.eq(b2, e.add(b2, pc, kb), self.K)
+            waiting = [(tile_acc, earlier_chunks), (self.c.c, earlier_blocks)]
+            e.if_(b2, last, lambda b3: self.final(b3, tile, waiting),
+                  lambda b3: self.final(b3, tile, waiting, into_c=True))
+        e.if_(b, e.eq(b, k1, kb), block_end, inner)
+
+    def plus_waiting(self, b: Builder, x: Value, t, buffer: Value, idx: list[Value],
+                     when: Value | None) -> Value:
+        """`x` plus `buffer` at `idx` (a value of type `t`: a vector or C's element), read
+        only where `when` holds at run time (None: always): a `loop.if` yielding the sum,
+        so that nothing is read where nothing waits."""
+        loc = self.e.location
+
+        def added(b2: Builder) -> list[Value]:
+            old = b2.create(LoadOp, buffer, idx, location=loc).result \
+                if not isinstance(t, VectorType) else \
+                b2.create(VectorLoadOp, buffer, idx, result_types=[t], location=loc).result
+            return [b2.create(arith.AddFOp, old, x, location=loc).result]
+        if when is None:
+            return added(b)[0]
+        return self.e.if_(b, when, added, lambda b2: [x], [t])[0]
 
     def add_tile(self, b: Builder, accs: list[Value], tile_acc: Value, add: bool) -> None:
         """The per-tile buffer (+)= a chunk's sums, all of it: no edges in a tile's own."""
@@ -731,40 +762,51 @@ class Blis:
                 new = b.create(arith.AddFOp, old, new, location=loc).result
             b.create(VectorStoreOp, new, tile_acc, idx, location=loc)
 
-    def final(self, b: Builder, tile: tuple, waiting: Value | None) -> None:
+    def final(self, b: Builder, tile: tuple, waiting, into_c: bool = False) -> None:
         """The last K step of a tile: its sums, plus those `waiting` (the per-tile buffer,
-        C's accumulator, or None), through the epilogue into its outputs, from `scratch`
-        over the tile's valid part (`each_point`: one vector and one scalar copy of the
-        epilogue, where unrolled over the tile's vectors it was mr * nr / lanes copies of
-        each, most of a model's code; the scratch round trip is once per tile)."""
+        C's accumulator, or None; or a list of (buffer, run-time condition or None): each
+        added where its condition holds, `BLOCKS`), through the epilogue into its outputs,
+        from `scratch` over the tile's valid part (`each_point`: one vector and one scalar
+        copy of the epilogue, where unrolled over the tile's vectors it was mr * nr / lanes
+        copies of each, most of a model's code; the scratch round trip is once per tile).
+        `into_c`: stored into C instead, for a later K block to add to (`BLOCKS`)."""
         accs, scratch, m0, n0 = tile
         e, s, c, loc = self.e, self.s, self.c, self.e.location
         elem = c.c.type.element
+        if waiting is None:
+            waiting = []
+        elif not isinstance(waiting, list):
+            waiting = [(waiting, None)]
 
         def summed(b2: Builder, x: Value, r: Index, j: Index, t) -> Value:
             """`x` (f32 sums at tile row `r`, column `j`) widened, plus what waits there."""
             x = self.widen(b2, x, t)
-            if waiting is None:
-                return x
-            idx = [e.v(r), e.v(j)] if waiting is not c.c else \
-                self.c_index(b2, e.add(b2, m0, r), e.add(b2, n0, j))
-            old = b2.create(LoadOp, waiting, idx, location=loc).result if t is elem else \
-                b2.create(VectorLoadOp, waiting, idx, result_types=[t], location=loc).result
-            return b2.create(arith.AddFOp, old, x, location=loc).result
+            for buffer, when in waiting:
+                idx = [e.v(r), e.v(j)] if buffer is not c.c else \
+                    self.c_index(b2, e.add(b2, m0, r), e.add(b2, n0, j))
+                x = self.plus_waiting(b2, x, t, buffer, idx, when)
+            return x
 
         def point(b2: Builder, r: Index, j: Index) -> dict:
             return dict(self.ivs) | self.split(b2, e.add(b2, m0, r), c.m) | \
                 self.split(b2, e.add(b2, n0, j), c.n)
 
+        def out(b2: Builder, v: Value, r: Value, j: Value, width: int) -> None:
+            if not into_c:
+                epilogues.apply(self.ep, self, b2, v, point(b2, r, j), width)
+                return
+            idx = self.c_index(b2, e.add(b2, m0, r), e.add(b2, n0, j))
+            b2.create(VectorStoreOp if isinstance(v.type, VectorType) else StoreOp, v, c.c,
+                      idx, location=loc)
+
         def vector(b2: Builder, r: Value, j: Value) -> None:
             x = b2.create(VectorLoadOp, scratch, [r, j], result_types=[self.vec],
                           location=loc).result
-            v = summed(b2, x, r, j, VectorType((s.lanes,), elem))
-            epilogues.apply(self.ep, self, b2, v, point(b2, r, j), s.lanes)
+            out(b2, summed(b2, x, r, j, VectorType((s.lanes,), elem)), r, j, s.lanes)
 
         def scalar(b2: Builder, r: Value, j: Value) -> None:
             x = b2.create(LoadOp, scratch, [r, j], location=loc).result
-            epilogues.apply(self.ep, self, b2, summed(b2, x, r, j, elem), point(b2, r, j), 1)
+            out(b2, summed(b2, x, r, j, elem), r, j, 1)
 
         self.spill(b, accs, scratch)
         self.each_point(b, *self.valid(b, m0, n0), vector, scalar)

@@ -785,6 +785,27 @@ def test_epilogue_dynamic_sizes(threads, kc_dynamic):
         run_epilogue(f, m, n, k, seed=m * n + k)
 
 
+@pytest.mark.parametrize("k", [9, 40, 100])
+def test_epilogue_accumulator_filled_with_a_value(k):
+    """An accumulator filled with 1.0, not zero: no fill is folded, every K block adds to
+    C's value, the first too (one chunk, one block of chunks, several blocks; K dynamic,
+    blocks of kc-dynamic 64), and the members, which need C's final values, stay a nest of
+    their own."""
+    src = epilogue_group(None, None, None).replace(
+        "%zero = arith.constant 0.0 : f64", "%zero = arith.constant 1.0 : f64")
+    assert str(transformed(src, **SMALL)).count("linalg.generic") == 2
+    f = jit(src, **SMALL | {"kc_dynamic": 64})
+    m, n = 13, 21
+    a, b, bias, res, mask = epilogue_inputs(m, n, k, seed=k)
+    y = np.full((m, n), np.nan, np.float32)
+    z = np.full((m, n), np.nan, np.float32)
+    f(a, b, bias, res, mask, y, z)
+    want_y, want_z, scale = epilogue_reference(a, b, bias + 1.0, res, mask)
+    tol = 2.0**-21 * max(8, np.sqrt(k)) * (scale + 1) + 1e-30
+    np.testing.assert_array_less(np.abs(y - want_y), tol)
+    np.testing.assert_array_less(np.abs(z - want_z), tol)
+
+
 def test_epilogue_default_schedule():
     """The host's register tile and blocks (K = 300: two blocks of 256)."""
     for m, n, k in [(50, 100, 64), (70, 130, 300)]:

@@ -165,9 +165,10 @@ def test_the_search_keeps_only_clear_wins(cache, monkeypatch):
 
 
 def _panels(text: str) -> list[str]:
-    """The packed B panels' buffer types of a --emit=loop listing, in order."""
+    """The static float32 buffers of a --emit=loop listing, in order: the packed B panels
+    (kc x nr), the register tiles' scratch (mr x nr)."""
     import re
-    return re.findall(r"memory\.alloc\(\) : (memref<\d+x\d+x\d+xf32>)", text)
+    return re.findall(r"memory\.alloc\(\) : (memref<\d+x\d+(?:x\d+)?xf32>)", text)
 
 
 def test_a_record_changes_what_both_compilers_build(cache, tmp_path, capsys):
@@ -179,11 +180,12 @@ def test_a_record_changes_what_both_compilers_build(cache, tmp_path, capsys):
     before = _panels(capsys.readouterr().out)
     (module,) = model_modules(compile_source(MLP, str(src))).values()
     site = next(s for s in autotune.sites(module) if s.function == "train_step")
-    mr = 4 if site.default["mr"] != 4 else 6       # A's packed panels are ? x kc x mr
+    mr = 4 if site.default["mr"] != 4 else 6       # the scratch tile is mr x nr
     tuning.store(MLP, "mlp", {"configs": [{"ordinal": site.ordinal, "mr": mr}]})
     assert compile_main([str(src), "--emit=loop"]) == 0
     after = _panels(capsys.readouterr().out)
-    assert after != before and any(p.endswith(f"x{mr}xf32>") for p in after)
+    assert after != before and any(p.startswith(f"memref<{mr}x") and p.count("x") == 2
+                                   for p in after)
 
     batch = {"x": np.random.default_rng(1).normal(size=(48, 64)).astype(np.float32),
              "labels": np.arange(48, dtype=np.int32) % 10}

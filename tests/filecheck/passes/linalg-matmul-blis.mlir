@@ -105,35 +105,56 @@ func.func @matmul(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>)
 }
 
 // lower-graph-to-linalg's matmul: f32 products widened into an f64 accumulator, in a
-// fusion.group with its truncf epilogue. The zero fill is folded (the first K block stores
-// its sums, widened, where later ones add them); K (64) is two blocks of 32, so the sums
-// wait in the f64 accumulator between them, and the last chunk of the last block adds what
-// waits and applies the epilogue at the store, into %c: the epilogue's own nest is gone.
+// fusion.group with its truncf epilogue. The zero fill is folded. K (64) is two blocks of
+// 32, each two chunks of 16: a block's chunks add up in a per-tile f64 buffer (the first
+// stores); its last chunk adds them (where an earlier chunk ran) and the earlier blocks'
+// sums in C (where an earlier block ran) to its own, and stores the total into C, or, in
+// the last block, applies the epilogue into %c: the epilogue's own nest is gone, and C is
+// read and written once per block, not per chunk.
 // CHECK-LABEL: func.func @widened(
 // CHECK-SAME:      %[[C:[^:]*]]: memref<?x16xf32>)
 // CHECK-NOT:     fusion.group
 // CHECK-NOT:     linalg.fill
 // CHECK:         %[[ACC:.*]] = memory.alloc(%{{.*}}) : memref<?x16xf64>
 // CHECK-NOT:     linalg.generic
+// CHECK:         %[[T:.*]] = memory.alloc() : memref<2x16xf64>
 // CHECK:         math.fma
-// CHECK:         %[[LAST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
-// CHECK-NEXT:    loop.if %[[LAST]] {
-// CHECK-NEXT:      memory.vector_store %{{.*}}#0, %[[SCRATCH:[0-9]+]]
-// CHECK:           loop.for
-// CHECK:             %[[S:.*]] = memory.vector_load %[[SCRATCH]]
-// CHECK-NEXT:        %[[WIDE:.*]] = arith.extf %[[S]] : vector<8xf32> to vector<8xf64>
-// CHECK:             %[[OLD:.*]] = memory.vector_load %[[ACC]][%{{.*}}] : memref<?x16xf64>, vector<8xf64>
-// CHECK-NEXT:        %[[SUM:.*]] = arith.addf %[[OLD]], %[[WIDE]] : vector<8xf64>
-// CHECK:             %[[T:.*]] = arith.truncf %[[SUM]] : vector<8xf64> to vector<8xf32>
-// CHECK-NEXT:        memory.vector_store %[[T]], %[[C]]
+// CHECK:         %[[CHUNKS:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    %[[BLOCKS:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    %[[END:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    loop.if %[[END]] {
+// CHECK:           %[[LAST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      loop.if %[[LAST]] {
+// CHECK-NEXT:        memory.vector_store %{{.*}}#0, %[[SCRATCH:[0-9]+]]
+// CHECK:             loop.for
+// CHECK:               %[[S:.*]] = memory.vector_load %[[SCRATCH]]
+// CHECK-NEXT:          %[[WIDE:.*]] = arith.extf %[[S]] : vector<8xf32> to vector<8xf64>
+// CHECK-NEXT:          %[[S1:.*]] = loop.if %[[CHUNKS]] -> (vector<8xf64>) {
+// CHECK-NEXT:            %[[OLD:.*]] = memory.vector_load %[[T]]
+// CHECK-NEXT:            %[[SUM:.*]] = arith.addf %[[OLD]], %[[WIDE]] : vector<8xf64>
+// CHECK-NEXT:            loop.yield %[[SUM]]
+// CHECK-NEXT:          } else {
+// CHECK-NEXT:            loop.yield %[[WIDE]]
+// CHECK:               %[[S2:.*]] = loop.if %[[BLOCKS]] -> (vector<8xf64>) {
+// CHECK-NEXT:            %[[OLD2:.*]] = memory.vector_load %[[ACC]][%{{.*}}] : memref<?x16xf64>, vector<8xf64>
+// CHECK-NEXT:            arith.addf %[[OLD2]], %[[S1]] : vector<8xf64>
+// CHECK:               %[[TR:.*]] = arith.truncf %[[S2]] : vector<8xf64> to vector<8xf32>
+// CHECK-NEXT:          memory.vector_store %[[TR]], %[[C]]
+// CHECK:           } else {
+// CHECK:               loop.if %[[CHUNKS]] -> (vector<8xf64>) {
+// CHECK:               %[[S3:.*]] = loop.if %[[BLOCKS]] -> (vector<8xf64>) {
+// CHECK-NOT:           arith.truncf
+// CHECK:               memory.vector_store %[[S3]], %[[ACC]]
 // CHECK:         } else {
-// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
-// CHECK-NEXT:      loop.if %[[FIRST]] {
-// CHECK-NOT:         memory.vector_load %[[ACC]]
+// CHECK-NEXT:      loop.if %[[CHUNKS]] {
+// CHECK-NOT:         %[[ACC]]
+// CHECK:             %[[O:.*]] = memory.vector_load %[[T]][%{{.*}}] : memref<2x16xf64>, vector<8xf64>
+// CHECK-NEXT:        %[[N:.*]] = arith.addf %[[O]], %{{.*}} : vector<8xf64>
+// CHECK-NEXT:        memory.vector_store %[[N]], %[[T]]
+// CHECK:           } else {
+// CHECK-NOT:         memory.vector_load
 // CHECK:             %[[W:.*]] = arith.extf %{{.*}}#0 : vector<8xf32> to vector<8xf64>
-// CHECK-NEXT:        memory.vector_store %[[W]], %[[ACC]]
-// CHECK:             %[[O:.*]] = memory.vector_load %[[ACC]][%{{.*}}] : memref<?x16xf64>, vector<8xf64>
-// CHECK-NEXT:        arith.addf %[[O]], %{{.*}} : vector<8xf64>
+// CHECK-NEXT:        memory.vector_store %[[W]], %[[T]]
 // CHECK:         memory.dealloc %[[ACC]]
 // CHECK-NOT:     linalg.generic
 // With an epilogue at the store, a static K up to kc-epilogue (default 1024) is one K
@@ -468,9 +489,9 @@ func.func @transposed_a(%x: memref<64x64xf32>, %dz: memref<64x32xf32>, %g: memre
 }
 
 // A dynamic K (a weight gradient's batch: C = A^T B, the rows of A and B the batch) with an
-// epilogue cannot be one block, and each K block adds into the f64 accumulator (which
-// stays): its blocks are `kc-dynamic` long (64, not kc = 32), the packed B panel sized for
-// one; 0 keeps kc.
+// epilogue may be several blocks, each adding into the f64 accumulator (which stays) once,
+// at its end (@widened): its blocks are `kc-dynamic` long (64, not kc = 32), the packed B
+// panel sized for one, so that a K up to it is one block and C is never read; 0 keeps kc.
 // DYN-LABEL: func.func @dynamic_k(
 // DYN-DAG:     %[[KC:.*]] = arith.constant 64 : index
 // DYN-DAG:     %[[ACC:.*]] = memory.alloc() : memref<16x32xf64>
