@@ -345,6 +345,42 @@ def flatten_accumulator(c: Contraction) -> Contraction:
     return flat
 
 
+def narrowed(c: Contraction, chunk: int) -> Contraction:
+    """`c` with its temporary f64 output made float32, where that changes no value: all of
+    K (static) is one `chunk`, so the nest's sum of it is one float32 sum, which the zero
+    fill (already folded: the caller's) makes the output's whole value; and every other
+    user reads the output only to truncate it to float32 (`arith.truncf` of its block
+    argument; a dealloc). The f64 buffer was then a float32 sum widened, stored, read back
+    and narrowed again: twice the bytes both ways. Those users now read the float32
+    buffer, their `truncf`s gone. `c` itself where any condition fails."""
+    k = c.static(c.k)
+    alloc = _temporary(c)
+    if not c.widened or k is None or not 0 < k <= chunk or alloc is None:
+        return c
+    readers = []
+    for user in c.c.users:
+        if user is c.op or isinstance(user, DeallocOp):
+            continue
+        if not isinstance(user, GenericOp) or c.c in user.outputs or \
+                [o for o in user.structured_operands() if o is c.c] != [c.c]:
+            return c
+        arg = user.regions[0].blocks[0].args[user.structured_operands().index(c.c)]
+        if not all(isinstance(u, arith.TruncFOp) and u.result.type == F32 for u in arg.users):
+            return c
+        readers.append(arg)
+    new = Builder.before(alloc).create(
+        AllocOp, list(alloc.operands), result_types=[MemRefType(c.c.type.shape, F32)],
+        location=alloc.location).result
+    for arg in readers:
+        for trunc in list(arg.users):
+            trunc.result.replace_all_uses_with(arg)
+            trunc.erase()
+        arg.type = F32
+    c.c.replace_all_uses_with(new)
+    alloc.erase()
+    return replace(c, c=new, widened=False)
+
+
 def zero_fill(c: Contraction, dynamic_k: bool = False) -> FillOp | None:
     """The `linalg.fill` of 0.0 right before the op (only ops that do not touch the output
     in between) that the nest's first K block can stand in for, when K is static and not

@@ -840,20 +840,27 @@ def test_epilogue_interpreter_before_and_after(m, k):
 
 def test_epilogue_not_applied_when_the_accumulator_is_read_later():
     """A member reading the accumulator at another point (transposed) stops the epilogue
-    there; the accumulator is then needed whole: the group is dissolved as before."""
-    src = epilogue_group(16, 16, 8).replace(
-        "affine_map<(d0, d1) -> (d0, d1)>,\n                                     "
-        "affine_map<(d0, d1) -> (d1)>", "affine_map<(d0, d1) -> (d1, d0)>,\n"
-        "                                     affine_map<(d0, d1) -> (d1)>")
-    text = str(transformed(src, **SMALL))
-    assert text.count("linalg.generic") == 2 and "memref<16x16xf64>" in text
-    f = jit(src, **SMALL)
-    a, b, bias, res, mask = epilogue_inputs(16, 16, 8, seed=2)
-    y = np.empty((16, 16), np.float32)
-    z = np.empty((16, 16), np.float32)
-    f(a, b, bias, res, mask, y, z)
-    acc = (a.astype(np.float64) @ b).T
-    np.testing.assert_allclose(y, np.maximum(acc + bias, 0) + res, rtol=1e-5, atol=1e-5)
+    there; the accumulator is then needed whole: the group is dissolved as before. Where
+    all of K is one chunk (8, chunk 16), its f64 accumulator is a float32 sum widened,
+    which the member truncates: it is made float32 and the `truncf` goes; where K is
+    several chunks (40), it stays f64."""
+    for k, narrow in [(8, True), (40, False)]:
+        src = epilogue_group(16, 16, k).replace(
+            "affine_map<(d0, d1) -> (d0, d1)>,\n                                     "
+            "affine_map<(d0, d1) -> (d1)>", "affine_map<(d0, d1) -> (d1, d0)>,\n"
+            "                                     affine_map<(d0, d1) -> (d1)>")
+        text = str(transformed(src, **SMALL))
+        assert text.count("linalg.generic") == 2
+        assert ("memref<16x16xf64>" in text) is not narrow
+        assert ("memory.alloc() : memref<16x16xf32>" in text) is narrow
+        assert ("arith.truncf" in text) is not narrow
+        f = jit(src, **SMALL)
+        a, b, bias, res, mask = epilogue_inputs(16, 16, k, seed=2)
+        y = np.empty((16, 16), np.float32)
+        z = np.empty((16, 16), np.float32)
+        f(a, b, bias, res, mask, y, z)
+        acc = (a.astype(np.float64) @ b).T
+        np.testing.assert_allclose(y, np.maximum(acc + bias, 0) + res, rtol=1e-5, atol=1e-5)
 
 
 def test_epilogue_keeps_the_accuracy_contract():

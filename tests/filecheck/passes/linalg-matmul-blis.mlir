@@ -289,11 +289,18 @@ func.func @conv(%x: memref<?x3x10x10xf32>, %k: memref<5x3x3x3xf32>, %o: memref<?
 // CHECK-NEXT:        memory.vector_store %[[R]], %[[Y]][%{{.*}}, %{{.*}}] : memref<?x32xf32>, vector<8xf32>
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
+// With epilogue=false the epilogue stays its own nest, reading the accumulator. K being
+// one chunk, its f64 values would be float32 sums widened, which the epilogue truncates:
+// the accumulator is made float32 and the truncf goes (the same values, half the bytes).
 // NOEPI-LABEL: func.func @epilogue(
-// NOEPI:         memory.alloc(%{{.*}}) : memref<?x32xf64>
+// NOEPI-NOT:     xf64>
+// NOEPI:         %[[ACC:.*]] = memory.alloc(%{{.*}}) : memref<?x32xf32>
 // NOEPI:         math.fma
 // NOEPI:         linalg.generic
-// NOEPI:           arith.maximumf
+// NOEPI-SAME:      ins(%[[ACC]], %{{.*}} : memref<?x32xf32>, memref<32xf32>)
+// NOEPI-NEXT:    ^bb0(%[[X:.*]]: f32, %[[BV:.*]]: f32, %{{.*}}: f32):
+// NOEPI-NEXT:      %[[S:.*]] = arith.addf %[[X]], %[[BV]] : f32
+// NOEPI-NEXT:      arith.maximumf %[[S]], %{{.*}} : f32
 func.func @epilogue(%a: memref<?x16xf32>, %b: memref<16x32xf32>, %bias: memref<32xf32>, %y: memref<?x32xf32>) {
   %zero = arith.constant 0.0 : f64
   %fz = arith.constant 0.0 : f32
