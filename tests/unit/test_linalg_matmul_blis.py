@@ -209,21 +209,27 @@ def test_row_block_count_is_a_multiple_of_row_blocks(m):
 def test_n_in_one_tile_reads_a_in_place(layout, threads):
     """N (10) within one column tile (nr = 16): A is read where it lies, not packed (only
     B's panel is a 3-d buffer); rows past M (dynamic, not a multiple of mr = 3) read row
-    M - 1 and are never stored."""
+    M - 1 and are never stored. Packed (direct-a=false), a transposed A (along M at
+    stride 1) is copied k by k, a whole panel's mr floats by vectors (3: 2 and 1)."""
     src = generic(None, 10, 70, layout, widened=True)
     options = dict(mr=3, nr=16, lanes=8, kc=32, chunk=16, mc=6, nc=32, dot=False,
                    transpose=False)
     packed = [t for t in ("memref<2x32x3xf32>", "memref<1x32x16xf32>")
               if t in str(transformed(src, **options))]
     assert packed == ["memref<1x32x16xf32>"]
-    assert "memref<2x32x3xf32>" in str(transformed(src, direct_a=False, **options))
-    f = jit(src, threads=threads, **options)
-    for m in (1, 2, 5, 6, 7, 40, 100):
-        a, b, ax, _ = operands(m, 10, 70, layout, seed=m)
-        c0 = np.full((m, 10), 0.25)
-        c = c0.copy()
-        f(ax, b, c)
-        check(c, a, b, c0, 2.0**-21)
+    text = str(transformed(src, direct_a=False, **options))
+    assert "memref<2x32x3xf32>" in text
+    if layout == "tn":
+        assert "memref<70x?xf32>, vector<2xf32>" in text and \
+            "memref<2x32x3xf32>, vector<2xf32>" in text
+    for f in (jit(src, threads=threads, **options),
+              jit(src, threads=threads, direct_a=False, **options)):
+        for m in (1, 2, 5, 6, 7, 40, 100):
+            a, b, ax, _ = operands(m, 10, 70, layout, seed=m)
+            c0 = np.full((m, 10), 0.25)
+            c = c0.copy()
+            f(ax, b, c)
+            check(c, a, b, c0, 2.0**-21)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -472,19 +472,20 @@ func.func @skinny_grad(%x: memref<?x64xf32>, %d: memref<?x10xf32>, %c: memref<64
 }
 
 // A weight gradient's A is the transposed activations (x^T @ dz): its one M dim is x's last
-// index, at stride 1. Its panels are then packed k by k, each step copying mr adjacent
-// floats (k outer, the panel's rows inner), not row by row down x's columns, which takes a
-// cache line per element.
+// index, at stride 1. Packed (direct-a=false), its panels are copied k by k, each step
+// copying mr adjacent floats by vectors whose widths add up to mr (here one of 2), not row
+// by row down x's columns, which takes a cache line per element. M (64) is a multiple of
+// mr: every panel is whole (where M is dynamic, whole panels by vectors, the last float by
+// float).
 // FEW-LABEL:   func.func @transposed_a(
 // FEW-SAME:        %[[X:[^:]*]]: memref<64x64xf32>
 // FEW:           %[[AP:.*]] = memory.alloc() : memref<8x32x2xf32>
 // FEW:           loop.for %[[Q:[^ ]*]] =
 // FEW:             loop.for %[[K:[^ ]*]] = %{{.*}} to %{{.*}} step
-// FEW-NEXT:          loop.for %[[R:[^ ]*]] = %{{.*}} to %{{.*}} step
-// FEW-NEXT:            %[[M:.*]] = arith.addi %{{.*}}, %[[R]] : index
-// FEW-NEXT:            %[[KK:.*]] = arith.addi %{{.*}}, %[[K]] : index
-// FEW-NEXT:            %[[V:.*]] = memory.load %[[X]][%[[KK]], %[[M]]] : memref<64x64xf32>
-// FEW-NEXT:            memory.store %[[V]], %[[AP]][%[[Q]], %[[K]], %[[R]]] : memref<8x32x2xf32>
+// FEW-NEXT:          %[[KK:.*]] = arith.addi %{{.*}}, %[[K]] : index
+// FEW-NEXT:          %[[V:.*]] = memory.vector_load %[[X]][%[[KK]], %{{.*}}] : memref<64x64xf32>, vector<2xf32>
+// FEW-NEXT:          memory.vector_store %[[V]], %[[AP]][%[[Q]], %[[K]], %{{.*}}] : memref<8x32x2xf32>, vector<2xf32>
+// FEW-NEXT:        }
 func.func @transposed_a(%x: memref<64x64xf32>, %dz: memref<64x32xf32>, %g: memref<64x32xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %dz : memref<64x64xf32>, memref<64x32xf32>) outs(%g : memref<64x32xf32>) {
   ^bb0(%p: f32, %q: f32, %acc: f32):
