@@ -291,7 +291,8 @@ def tuned_configs(root: Operation | None) -> dict[int, dict[str, int]]:
     place in this pass's walk of that module, the innermost around it):
     `[{ordinal = 1 : i64, kc = 128 : i64}, ...]`, what
     `irkit-compile --autotune` measured. They override the cost model and the pass options
-    for that contraction's BLIS nest (not a dot-product nest, whose shape is fixed). A
+    for that contraction's BLIS nest (not a dot-product nest, whose shape is fixed); a
+    `kc` is the K block even where an epilogue would make K one longer block. A
     malformed attribute is an error at the module, not a silent default."""
     attr = root.attributes.get(CONFIGS) if root is not None else None
     if attr is None:
@@ -388,19 +389,8 @@ class LinalgMatmulBlis(Pass):
         for op, generic, c in contractions(root, self._worth_it):
             home = _module_of(op)
             ordinal = counts[home] = counts.get(home, -1) + 1
-            group = op.parent_op
-            ep = None
-            if isinstance(group, GroupOp):
-                following = dissolve(group, op)
-                if self.epilogue and c.static(c.k) != 0:
-                    ep = epilogues.find(c, following, {op, generic})
-            c = flatten_accumulator(c)
+            c, ep, dot, fill = self.prepare(op, generic, c)
             lanes = vector_lanes(self)
-            dot, c = self.layout(c)
-            if ep is not None and not dot and not c.transposed and \
-                    not epilogues.vector_ok(ep, c):
-                ep = None                        # measured slower element by element
-            fill = zero_fill(c, dynamic_k=True)
             dynamic_fill = fill is not None and c.static(c.k) is None
             if fill is not None and not dynamic_fill:
                 fill.erase()
@@ -409,8 +399,10 @@ class LinalgMatmulBlis(Pass):
                     alloc.move_before(op if generic is op else generic)
             sizes = tuple(c.static(g) for g in (c.m, c.n, c.k))
             one_block = ep is not None and fill is not None
-            tuned = configs.get(home, {}).get(ordinal)
-            options = replace(self, **tuned) if tuned else self
+            tuned = configs.get(home, {}).get(ordinal) or {}
+            # a measured kc is the block, over kc-epilogue's and kc-dynamic's longer ones
+            options = replace(self, **tuned, **({"kc_epilogue": 0, "kc_dynamic": 0}
+                                                if "kc" in tuned else {}))
             kind, s = (Dot, dot_schedule(lanes, host().vector_registers, *sizes[1:])) \
                 if dot else (Blis, schedule(options, sizes, one_block))
             if ep is None and fill is not None and not dynamic_fill and not dot:
@@ -427,6 +419,24 @@ class LinalgMatmulBlis(Pass):
                 op.erase()
             if ep is not None and blis.waits in (NOWHERE, TILE):
                 drop_temporary(c.c)
+
+    def prepare(self, op: Operation, generic, c: Contraction) -> tuple:
+        """(the contraction the nest computes, its epilogue or None, whether it runs as dot
+        products, its zero fill or None) of a matched op (the class docstring's step 2):
+        its `fusion.group` dissolved, its accumulator flattened. What the nest is built
+        from, and what `irkit-compile --autotune` reports each site's schedule by."""
+        group = op.parent_op
+        ep = None
+        if isinstance(group, GroupOp):
+            following = dissolve(group, op)
+            if self.epilogue and c.static(c.k) != 0:
+                ep = epilogues.find(c, following, {op, generic})
+        c = flatten_accumulator(c)
+        dot, c = self.layout(c)
+        if ep is not None and not dot and not c.transposed and \
+                not epilogues.vector_ok(ep, c):
+            ep = None                            # measured slower element by element
+        return c, ep, dot, zero_fill(c, dynamic_k=True)
 
     def layout(self, c: Contraction) -> tuple[bool, Contraction]:
         """(whether `c` runs as dot products along K, the contraction the nest computes:

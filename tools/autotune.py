@@ -65,7 +65,7 @@ def sites(module: Operation) -> list[Site]:
     (module docstring, step 1); those it computes as dot products have no sizes to tune."""
     from irkit.pass_manager import PassManager
     from irkit.passes import pipeline
-    from irkit.passes.blis.contraction import contractions, flatten_accumulator
+    from irkit.passes.blis.contraction import contractions
     from irkit.passes.blis.nest import register_tiles, schedule, vector_lanes
     from irkit.passes.linalg_matmul_blis import LinalgMatmulBlis
     from irkit.target import host
@@ -78,11 +78,13 @@ def sites(module: Operation) -> list[Site]:
     lanes = vector_lanes(blis)
     out = []
     for i, (op, generic, c) in enumerate(contractions(m, blis._worth_it)):
-        dot, c = blis.layout(flatten_accumulator(c))
+        c, ep, dot, fill = blis.prepare(op, generic, c)
         if dot:
             continue
         sizes = tuple(c.static(g) for g in (c.m, c.n, c.k))
-        s = schedule(blis, sizes)
+        # the schedule the pass builds: K one block where an epilogue allows (kc-epilogue,
+        # kc-dynamic), which the report had shown as kc = 256
+        s = schedule(blis, sizes, ep is not None and fill is not None)
         tiles = [(mr, nv * lanes) for mr, nv in
                  register_tiles(host().vector_registers, lanes, sizes[0], sizes[1])][:TILES]
         out.append(Site(i, _where(op), _function(op), sizes, {k: getattr(s, k) for k in KNOBS},
@@ -186,7 +188,7 @@ def _candidates(site: Site, knob: str, current: dict) -> list[dict]:
                 if (mr, nr) != (current["mr"], current["nr"])]
     k = site.sizes[2]
     if knob == "kc":
-        values = [v for v in (64, 128, 256, 512) if k is None or v < k]
+        values = [v for v in (64, 128, 256, 512, 1024) if k is None or v < k]
         return [{"kc": v} for v in values if v != current["kc"]]
     mr = current["mr"]
     m = site.sizes[0]

@@ -209,6 +209,24 @@ model layer {
 """
 
 
+def test_sites_show_the_k_block_the_pass_builds(cache, tmp_path, capsys):
+    """A weight gradient's K (the batch) is dynamic and its epilogue (the SGD update) is
+    applied at the store: the pass makes its K blocks kc-dynamic long, and the report says
+    so; a measured kc is the block all the same."""
+    from irkit.passes.linalg_matmul_blis import LinalgMatmulBlis
+    (module,) = model_modules(compile_source(MLP, "m.irk")).values()
+    grads = [s for s in autotune.sites(module) if s.sizes[2] is None]
+    assert grads and all(s.default["kc"] == LinalgMatmulBlis.kc_dynamic for s in grads)
+    src = tmp_path / "m.irk"
+    src.write_text(MLP)
+    step = f"arith.constant {LinalgMatmulBlis.kc_dynamic} : index"    # the K loop's step
+    assert compile_main([str(src), "--emit=loop"]) == 0
+    assert step in capsys.readouterr().out
+    tuning.store(MLP, "mlp", {"configs": [{"ordinal": s.ordinal, "kc": 32} for s in grads]})
+    assert compile_main([str(src), "--emit=loop"]) == 0
+    assert step not in capsys.readouterr().out
+
+
 def test_autotune_on_the_command_line(cache, tmp_path, capsys):
     src = tmp_path / "m.irk"
     src.write_text(LAYER)
