@@ -342,9 +342,11 @@ class LinalgMatmulBlis(Pass):
          running the micro-kernel over its mr x nr tiles, adding each chunk's sums into
          C (storing, in the first K block, where the fill was folded), or, where there is
          an epilogue, into a per-tile buffer, C only at a block's end, and at the last K
-         step adding what waits and running the epilogue into its outputs; erase the op and the members (kept under `K == 0` for a dynamic K), and
-         the accumulator where no sums wait in it. Where N is few columns (module
-         docstring): dot products along K (`dot.Dot`), or the sides swapped first.
+         step adding what waits and running the epilogue into its outputs; erase the op
+         and the members (kept under `K == 0` for a dynamic K), and the accumulator where
+         no sums wait in it; an accumulator left to its own readers whose static K is one
+         chunk is made float32 (`narrowed`). Where N is few columns (module docstring):
+         dot products along K (`dot.Dot`), or the sides swapped first.
 
     Options: `mr`, `nr`, `mc`, `kc`, `nc`, `lanes` (0: from the target and the cost model),
     `chunk` (k steps per float32 partial sum), `row-blocks` (the row blocks' count a

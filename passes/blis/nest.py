@@ -563,11 +563,10 @@ class Blis:
                         b4, r, k, dict(self.ivs) | self.split(b4, e.add(b4, m0, r), c.m)))
 
                 def by_pieces(b3: Builder) -> None:
-                    e.for_(b3, 0, kb, 1, lambda b4, k, _: self.copy_a_step(b4, ap, q, m0, pc, k))
-                if rows == mr:
-                    by_pieces(b2)
-                elif isinstance(rows, int):
-                    e.for_(b2, 0, kb, 1, step)
+                    e.for_(b3, 0, kb, 1,
+                           lambda b4, k, _: self.copy_a_step(b4, ap, q, m0, pc, k))
+                if isinstance(rows, int):
+                    by_pieces(b2) if rows == mr else e.for_(b2, 0, kb, 1, step)
                 else:                        # whole panels by vectors, the last by floats
                     e.if_(b2, e.eq(b2, rows, mr), by_pieces,
                           lambda b3: e.for_(b3, 0, kb, 1, step))
