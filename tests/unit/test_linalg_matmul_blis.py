@@ -791,6 +791,21 @@ def test_epilogue_dynamic_sizes(threads, kc_dynamic):
         run_epilogue(f, m, n, k, seed=m * n + k)
 
 
+@settings(max_examples=6, deadline=None)
+@given(st.sampled_from([16, 32]), st.sampled_from([4, 8, 16]), st.sampled_from([0, 24, 64]),
+       st.integers(1, 2), st.lists(st.tuples(st.integers(0, 20), st.integers(1, 40),
+                                             st.integers(0, 150)), min_size=3, max_size=5))
+def test_epilogue_sums_waiting_by_blocks(kc, chunk, kc_dynamic, threads, shapes):
+    """Dynamic M, N and K, blocks of kc or kc-dynamic (whichever is longer), chunks of
+    `chunk`: a block's chunks add up in the per-tile buffer, the earlier blocks' in C, and
+    the last block runs the epilogue on their sum (`Blis.block_step`), for K of no block,
+    one chunk, one block and several, each tile whole or cut at M and N."""
+    f = jit(epilogue_group(None, None, None), threads=threads,
+            **SMALL | {"kc": kc, "chunk": chunk, "kc_dynamic": kc_dynamic})
+    for i, (m, n, k) in enumerate(shapes):
+        run_epilogue(f, m, n, k, seed=i + m * n + k)
+
+
 @pytest.mark.parametrize("k", [9, 40, 100])
 def test_epilogue_accumulator_filled_with_a_value(k):
     """An accumulator filled with 1.0, not zero: no fill is folded, every K block adds to
