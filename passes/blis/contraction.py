@@ -361,10 +361,12 @@ def narrowed(c: Contraction, chunk: int) -> Contraction:
     for user in c.c.users:
         if user is c.op or isinstance(user, DeallocOp):
             continue
-        if not isinstance(user, GenericOp) or c.c in user.outputs or \
-                [o for o in user.structured_operands() if o is c.c] != [c.c]:
+        if not isinstance(user, GenericOp) or c.c in user.outputs:
             return c
-        arg = user.regions[0].blocks[0].args[user.structured_operands().index(c.c)]
+        operands = user.structured_operands()
+        if sum(o is c.c for o in operands) != 1:
+            return c
+        arg = user.regions[0].blocks[0].args[operands.index(c.c)]
         if not all(isinstance(u, arith.TruncFOp) and u.result.type == F32 for u in arg.users):
             return c
         readers.append(arg)

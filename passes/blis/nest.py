@@ -651,9 +651,10 @@ class Blis:
                     if self.ep is None:
                         self.partial(b4, tile, pc, k0)
                     elif self.waits == NOWHERE:
-                        self.final(b4, tile, None)
+                        self.final(b4, tile, [])
                     elif self.waits == TILE:
-                        e.if_(b4, e.eq(b4, k1, kb), lambda b5: self.final(b5, tile, tile_acc),
+                        e.if_(b4, e.eq(b4, k1, kb),
+                              lambda b5: self.final(b5, tile, [(tile_acc, None)]),
                               lambda b5: e.if_(b5, e.eq(b5, k0, 0),
                                                lambda b6: self.add_tile(b6, accs, tile_acc,
                                                                         False),
@@ -808,15 +809,14 @@ class Blis:
             idx = [e.v(i // (s.nr // s.lanes)), e.v(i % (s.nr // s.lanes) * s.lanes)]
             new = self.widen(b, acc, t)
             if add:
-                old = b.create(VectorLoadOp, tile_acc, idx, result_types=[t],
-                               location=loc).result
-                new = b.create(arith.AddFOp, old, new, location=loc).result
+                new = self.plus_waiting(b, new, t, tile_acc, idx, None)
             b.create(VectorStoreOp, new, tile_acc, idx, location=loc)
 
-    def final(self, b: Builder, tile: tuple, waiting, into_c: bool = False) -> None:
-        """The last K step of a tile: its sums, plus those `waiting` (the per-tile buffer,
-        C's accumulator, or None; or a list of (buffer, run-time condition or None): each
-        added where its condition holds, `BLOCKS`), through the epilogue into its outputs,
+    def final(self, b: Builder, tile: tuple, waiting: list[tuple[Value, Value | None]],
+              into_c: bool = False) -> None:
+        """The last K step of a tile: its sums, plus those `waiting` ((buffer, run-time
+        condition or None: always), each added where its condition holds: the per-tile
+        buffer, C's accumulator, both or none), through the epilogue into its outputs,
         from `scratch` over the tile's valid part (`each_point`: one vector and one scalar
         copy of the epilogue, where unrolled over the tile's vectors it was mr * nr / lanes
         copies of each, most of a model's code; the scratch round trip is once per tile).
@@ -824,10 +824,6 @@ class Blis:
         accs, scratch, m0, n0 = tile
         e, s, c, loc = self.e, self.s, self.c, self.e.location
         elem = c.c.type.element
-        if waiting is None:
-            waiting = []
-        elif not isinstance(waiting, list):
-            waiting = [(waiting, None)]
 
         def summed(b2: Builder, x: Value, r: Index, j: Index, t) -> Value:
             """`x` (f32 sums at tile row `r`, column `j`) widened, plus what waits there."""
@@ -916,14 +912,11 @@ class Blis:
         cvec = VectorType((s.lanes,), ctype)
 
         def store(b2: Builder, new: Value, idx: list[Value], t) -> None:
-            vec = isinstance(t, VectorType)
             new = self.widen(b2, new, t)
             if add:
-                old = b2.create(VectorLoadOp, c.c, idx, result_types=[t],
-                                location=loc).result if vec else \
-                    b2.create(LoadOp, c.c, idx, location=loc).result
-                new = b2.create(arith.AddFOp, old, new, location=loc).result
-            b2.create(VectorStoreOp if vec else StoreOp, new, c.c, idx, location=loc)
+                new = self.plus_waiting(b2, new, t, c.c, idx, None)
+            b2.create(VectorStoreOp if isinstance(t, VectorType) else StoreOp, new, c.c, idx,
+                      location=loc)
 
         def whole(b2: Builder) -> None:
             for r in range(s.mr):
