@@ -613,6 +613,66 @@ def test_filter_packed_once_for_every_image():
     assert text.index("memory.load %arg1") < image_loop.start() < text.index("memory.load %arg0")
 
 
+def widened_conv(c, h, f, kh) -> str:
+    """`WIDENED_CONV` for `?` images of `c` x `h` x `h` and `f` filters of `kh` x `kh`."""
+    o = h - kh + 1
+    return WIDENED_CONV.replace("?x3x10x10", f"?x{c}x{h}x{h}").replace(
+        "5x3x3x3", f"{f}x{c}x{kh}x{kh}").replace("?x5x8x8", f"?x{f}x{o}x{o}")
+
+
+def filter_gradient(c, h, f, kh) -> str:
+    """dk[f, c, i, j] = sum over (image, y, x) of dz[n, f, y, x] * x[n, c, y + i, x + j]
+    for `?` images: a convolution's filter gradient, K three dims (the images, dynamic,
+    and the output pixels)."""
+    oh = h - kh + 1
+    xt, zt = f"memref<?x{c}x{h}x{h}xf32>", f"memref<?x{f}x{oh}x{oh}xf32>"
+    kt = f"memref<{f}x{c}x{kh}x{kh}xf32>"
+    return f"""
+func.func @f(%z: {zt}, %x: {xt}, %k: {kt}) {{
+  linalg.generic {{indexing_maps = [
+      affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0, d5, d6)>,
+      affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d1, d5 + d2, d6 + d3)>,
+      affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                        "reduction", "reduction", "reduction"]}}
+      ins(%z, %x : {zt}, {xt}) outs(%k : {kt}) {{
+  ^bb0(%a: f32, %b: f32, %s: f32):
+    %p = arith.mulf %a, %b : f32
+    %t = arith.addf %s, %p : f32
+    linalg.yield %t : f32
+  }}
+  return
+}}"""
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 4), st.integers(3, 9), st.integers(1, 9),
+       st.sampled_from([1, 2, 3]), st.sampled_from([1, 2, 3]), st.sampled_from([8, 16]),
+       st.sampled_from([3, 4, 5, 16]))
+def test_panels_packed_in_runs_of_the_last_dim(n, c, h, f, kh, mr, nr, kc):
+    """The packing loops walk a group of several dims in runs of its last dim (`Blis.runs`):
+    with panels of 8 or 16 columns across rows of 1 to 9 output pixels, and K blocks of 3
+    to 16 steps across runs of 1 to 9 pixels, runs start and stop in the middle, at both
+    ends of a range. A convolution packs its image window into B's panels (N the output
+    pixels); a filter gradient packs dz into A's (K the images and the output pixels)."""
+    rng = np.random.default_rng(n + 10 * c + 100 * h + 1000 * f)
+    x = rng.standard_normal((n, c, h, h)).astype(np.float32)
+    k = rng.standard_normal((f, c, kh, kh)).astype(np.float32)
+    options = dict(mr=mr, nr=nr, lanes=8, kc=kc, mc=2 * mr, nc=2 * nr, chunk=kc)
+    exact, scale = conv_reference(x, k, 1)
+    o = np.zeros(exact.shape, np.float32)
+    jit(widened_conv(c, h, f, kh), **options)(x, k, o)
+    assert np.all(np.abs(o - exact) <= 2.0**-21 * scale + np.abs(exact) * 2.0**-24)
+    z = rng.standard_normal(exact.shape).astype(np.float32)
+    win = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), exact.shape[2:],
+                                                   (2, 3))
+    want = np.einsum("nfyx,ncijyx->fcij", z.astype(np.float64), win)
+    bound = np.einsum("nfyx,ncijyx->fcij", np.abs(z.astype(np.float64)), np.abs(win))
+    dk = np.zeros(k.shape, np.float32)
+    jit(filter_gradient(c, h, f, kh), **options)(z, x, dk)
+    assert np.all(np.abs(dk - want) <= 2.0**-20 * bound + 1e-30)
+
+
 def test_register_tile_fits_small_problems():
     """A 16 x 16 problem gets a tile without waste (16 rows of one vector on AVX-512), not
     the 6 x 64 of large ones."""

@@ -57,8 +57,10 @@
 // CHECK-NEXT:          %[[ROWS:.*]] = arith.subi %[[END]], %[[IC]] : index
 // CHECK:               %[[SCRATCH:.*]] = memory.alloc() : memref<2x16xf32>
 // CHECK:               %[[AP:.*]] = memory.alloc() : memref<2x32x2xf32>
-// CHECK:               memory.load %[[A]]
-// CHECK-NEXT:          memory.store %{{.*}}, %[[AP]]
+// CHECK:               loop.for %[[KA:[^ ]*]] = %[[PC]] to %{{.*}} step
+// CHECK-NEXT:            %[[XA:.*]] = memory.load %[[A]][%{{.*}}, %[[KA]]]
+// CHECK-NEXT:            %[[KP:.*]] = arith.subi %[[KA]], %[[PC]] : index
+// CHECK-NEXT:            memory.store %[[XA]], %[[AP]][%{{.*}}, %[[KP]], %{{.*}}]
 // CHECK:               %[[ZERO:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
 // CHECK-NEXT:          %[[ACC:.*]]:4 = loop.for %[[KK:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A0:.*]] = %[[ZERO]], %[[A1:.*]] = %[[ZERO]], %[[A2:.*]] = %[[ZERO]], %[[A3:.*]] = %[[ZERO]]) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
 // CHECK-NEXT:            %[[B0:.*]] = memory.vector_load %[[BP]][%{{.*}}, %[[KK]], %{{.*}}] : memref<2x32x16xf32>, vector<8xf32>
@@ -217,16 +219,34 @@ func.func @small(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>
 // epilogue): M = filters, N = output pixels, K = (channels, window). The temporary's pixel
 // dims are collapsed into one row of 8 * 8 (the epilogue reads it at d2 * 8 + d3), the
 // filter is packed once before the image loop, and the image's window is read straight
-// into B's packed panel (im2col in the pack, no im2col buffer).
+// into B's packed panel (im2col in the pack, no im2col buffer), in runs of a pixel row: the
+// panel's columns [n0, n0 + cols) are split into (row, x) once per row they meet, and each
+// run is a loop over x, with no division per element.
 // CHECK-LABEL: func.func @conv(
 // CHECK-SAME:      %[[X:[^:]*]]: memref<?x3x10x10xf32>, %[[K:[^:]*]]: memref<5x3x3x3xf32>
 // CHECK-NOT:     linalg.fill
 // CHECK:         %[[ACC:.*]] = memory.alloc(%{{.*}}) : memref<?x5x64xf64>
 // CHECK:         %[[IMAGES:.*]] = memory.dim %[[X]], 0
+// CHECK:         %[[BP:.*]] = memory.alloc() : memref<2x27x16xf32>
 // CHECK:         %[[AP:.*]] = memory.alloc() : memref<3x27x2xf32>
 // CHECK:         memory.load %[[K]]
 // CHECK:         loop.for %[[N:.*]] = %{{.*}} to %[[IMAGES]] step
-// CHECK:           memory.load %[[X]][%[[N]], %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK:           loop.parallel (%[[P:.*]]) =
+// CHECK:             %[[N0:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK:             %[[N1:.*]] = arith.addi %[[N0]], %{{.*}} : index
+// CHECK-NEXT:        %[[R0:.*]] = arith.divui %[[N0]], %[[C8:.*]] : index
+// CHECK-NEXT:        %[[R1:.*]] = arith.ceildivsi %[[N1]], %[[C8]] : index
+// CHECK-NEXT:        loop.for %[[R:[^ ]*]] = %[[R0]] to %[[R1]] step
+// CHECK-NEXT:          %[[START:.*]] = arith.muli %[[R]], %[[C8]] : index
+// CHECK:               loop.for %[[XI:[^ ]*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:            %[[COL:.*]] = arith.addi %[[START]], %[[XI]] : index
+// CHECK-NEXT:            %[[ROW:.*]] = arith.addi %[[R]], %{{.*}} : index
+// CHECK-NEXT:            %[[XX:.*]] = arith.addi %[[XI]], %{{.*}} : index
+// CHECK-NEXT:            %[[V:.*]] = memory.load %[[X]][%[[N]], %{{.*}}, %[[ROW]], %[[XX]]]
+// CHECK-NEXT:            %[[J:.*]] = arith.subi %[[COL]], %[[N0]] : index
+// CHECK-NEXT:            memory.store %[[V]], %[[BP]][%[[P]], %{{.*}}, %[[J]]]
+// CHECK-NEXT:          }
+// CHECK-NEXT:        }
 // CHECK:           math.fma
 // CHECK:           memory.vector_store %{{.*}}, %[[ACC]][%[[N]], %{{.*}}, %{{.*}}] : memref<?x5x64xf64>, vector<8xf64>
 // CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 8 + d3)>,
