@@ -66,8 +66,9 @@ STAGES: tuple[Stage, ...] = (
           "reductions and what else shares outer parallel loops in `fusion.group`s"),
     Stage("loop", "bufferize{output-sizes=true},commit-in-place,linalg-matmul-blis,"
           "lower-linalg-to-loop,"
-          "canonicalize,cse,loop-vectorize,math-polynomial-approximation,vector-streaming-stores,"
-          "canonicalize,cse",
+          "canonicalize,cse,loop-vectorize,math-polynomial-approximation,"
+          "loop-unroll{factor=1 full-threshold=8 full-ops=128 nests=true vectors=false},"
+          "vector-streaming-stores,canonicalize,cse",
           "every graph function a function over memrefs (the calling convention of "
           "docs/lowering.md) with its `<name>_output_sizes` sibling, the variables a "
           "`graph.variables` module attribute; each temporary its own `memory.alloc`, a "
@@ -77,7 +78,9 @@ STAGES: tuple[Stage, ...] = (
           "nest, each `fusion.group` one nest over its outer dims with its intermediates in "
           "registers or per-point buffers; innermost loops vectorized to the target's width "
           "(vector loads and stores, per-lane partial sums, scalar remainders); f32 exp, "
-          "log, tanh, ... as polynomials in arith (vectorizable, within 2 ulp of numpy)"),
+          "log, tanh, ... as polynomials in arith (vectorizable, within 2 ulp of numpy); "
+          "the short scalar loops left (a pooling window's, a row shorter than a vector) "
+          "unrolled into straight-line code"),
     Stage("memory", "plan-memory,canonicalize,cse",
           "each function's temporaries views of one planned arena "
           "(docs/memory_planning.md): what the backend compiles"),

@@ -1,4 +1,5 @@
 // RUN: irkit-opt %s -p 'loop-unroll{factor=4 full-threshold=2}' | FileCheck %s
+// RUN: irkit-opt %s -p 'loop-unroll{factor=1 full-threshold=4 full-ops=40 nests=true vectors=false},canonicalize' | FileCheck %s --check-prefix=SHORT
 
 // Dynamic trip count: the main loop steps 4 up to ub - (ub - lb) rem 4, its body four
 // copies threading the carried sum; the original loop runs the rest from there.
@@ -99,4 +100,88 @@ func.func @nest(%a: memref<?x?xf32>, %n: index, %x: f32) {
     }
   }
   return
+}
+
+// The pipeline's use, the second run: full unrolls only, of loops of at most 4 trips
+// making at most 40 ops, whole nests, no vector loops. A 2 x 2 window's maximum and its
+// argmax: the inner loop goes first, then the outer one, innermost now; the induction values are
+// constants in the copies, so the first-point test folds away (the first copy takes the
+// point as it is) and every load's index is a constant.
+// SHORT-LABEL: func.func @window(
+// SHORT-NOT:     loop.for
+// SHORT:         %[[X0:.*]] = memory.load %arg0[%[[C0:.*]], %[[C0]]]
+// SHORT-NEXT:    %[[X1:.*]] = memory.load %arg0[%[[C0]], %[[C1:.*]]]
+// SHORT-NEXT:    %[[G1:.*]] = arith.cmpf ogt, %[[X1]], %[[X0]] : f32
+// SHORT-NEXT:    %[[M1:.*]] = arith.select %[[G1]], %[[X1]], %[[X0]] : f32
+// SHORT-NEXT:    %[[I1:.*]] = arith.select %[[G1]], %[[C1]], %[[C0]] : index
+// SHORT-COUNT-2: memory.load %arg0[%[[C1]], %{{.*}}]
+// SHORT-NOT:     loop.for
+// SHORT:         return %{{.*}}, %{{.*}} : f32, index
+// CHECK-LABEL: func.func @window(
+// CHECK:         loop.for
+func.func @window(%a: memref<2x2xf32>) -> (f32, index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %r:2 = loop.for %i = %c0 to %c2 step %c1 iter_args(%m = %ninf, %k = %c0) -> (f32, index) {
+    %s:2 = loop.for %j = %c0 to %c2 step %c1 iter_args(%m2 = %m, %k2 = %k) -> (f32, index) {
+      %x = memory.load %a[%i, %j] : memref<2x2xf32>
+      %first_i = arith.cmpi eq, %i, %c0 : index
+      %first_j = arith.cmpi eq, %j, %c0 : index
+      %first = arith.andi %first_i, %first_j : i1
+      %gt = arith.cmpf ogt, %x, %m2 : f32
+      %take = arith.ori %first, %gt : i1
+      %i2 = arith.muli %i, %c2 : index
+      %at = arith.addi %i2, %j : index
+      %m3 = arith.select %take, %x, %m2 : f32
+      %k3 = arith.select %take, %at, %k2 : index
+      loop.yield %m3, %k3 : f32, index
+    }
+    loop.yield %s#0, %s#1 : f32, index
+  }
+  return %r#0, %r#1 : f32, index
+}
+
+// A loop that makes vectors stays (vectors=false), and so does one whose copies would be
+// more than full-ops ops (4 x 11 > 40), and, without its inner loop unrolled, the loop
+// around it.
+// SHORT-LABEL: func.func @kept(
+// SHORT:         loop.for
+// SHORT:           memory.vector_load
+// SHORT:         loop.for
+// SHORT:           loop.for
+// SHORT-COUNT-11:    arith.addf
+// SHORT:           }
+// SHORT:         }
+func.func @kept(%a: memref<4x64xf32>, %v: vector<16xf32>, %x: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  loop.for %j = %c0 to %c4 step %c1 {
+    %o = arith.muli %j, %c16 : index
+    %w = memory.vector_load %a[%c0, %o] : memref<4x64xf32>, vector<16xf32>
+    %s = arith.addf %w, %v : vector<16xf32>
+    memory.vector_store %s, %a[%c0, %o] : memref<4x64xf32>, vector<16xf32>
+  }
+  %r = loop.for %i = %c0 to %c4 step %c1 iter_args(%t = %x) -> (f32) {
+    %q = loop.for %j = %c0 to %c4 step %c1 iter_args(%u = %t) -> (f32) {
+      %y = memory.load %a[%i, %j] : memref<4x64xf32>
+      %u1 = arith.addf %u, %y : f32
+      %u2 = arith.addf %u1, %y : f32
+      %u3 = arith.addf %u2, %y : f32
+      %u4 = arith.addf %u3, %y : f32
+      %u5 = arith.addf %u4, %y : f32
+      %u6 = arith.addf %u5, %y : f32
+      %u7 = arith.addf %u6, %y : f32
+      %u8 = arith.addf %u7, %y : f32
+      %u9 = arith.addf %u8, %y : f32
+      %u10 = arith.addf %u9, %y : f32
+      %u11 = arith.addf %u10, %y : f32
+      loop.yield %u11 : f32
+    }
+    loop.yield %q : f32
+  }
+  return %r : f32
 }
