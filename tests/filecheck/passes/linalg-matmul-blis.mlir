@@ -220,8 +220,9 @@ func.func @small(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>
 // dims are collapsed into one row of 8 * 8 (the epilogue reads it at d2 * 8 + d3), the
 // filter is packed once before the image loop, and the image's window is read straight
 // into B's packed panel (im2col in the pack, no im2col buffer), in runs of a pixel row: the
-// panel's columns [n0, n0 + cols) are split into (row, x) once per row they meet, and each
-// run is a loop over x, with no division per element.
+// panel's columns [n0, n0 + cols) are split into (row, x) once per row they meet; a row the
+// panel covers whole is one vector load and store (8 floats), a row it cuts a loop over x,
+// with no division per element.
 // CHECK-LABEL: func.func @conv(
 // CHECK-SAME:      %[[X:[^:]*]]: memref<?x3x10x10xf32>, %[[K:[^:]*]]: memref<5x3x3x3xf32>
 // CHECK-NOT:     linalg.fill
@@ -238,13 +239,20 @@ func.func @small(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>
 // CHECK-NEXT:        %[[R1:.*]] = arith.ceildivsi %[[N1]], %[[C8]] : index
 // CHECK-NEXT:        loop.for %[[R:[^ ]*]] = %[[R0]] to %[[R1]] step
 // CHECK-NEXT:          %[[START:.*]] = arith.muli %[[R]], %[[C8]] : index
-// CHECK:               loop.for %[[XI:[^ ]*]] = %{{.*}} to %{{.*}} step
+// CHECK:               %[[WHOLE:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK-NEXT:          loop.if %[[WHOLE]] {
+// CHECK:                 %[[VX:.*]] = memory.vector_load %[[X]][%[[N]], %{{.*}}, %{{.*}}, %{{.*}}] : memref<?x3x10x10xf32>, vector<8xf32>
+// CHECK-NEXT:            %[[VJ:.*]] = arith.subi %[[START]], %[[N0]] : index
+// CHECK-NEXT:            memory.vector_store %[[VX]], %[[BP]][%[[P]], %{{.*}}, %[[VJ]]] : memref<2x27x16xf32>, vector<8xf32>
+// CHECK-NEXT:          } else {
+// CHECK-NEXT:            loop.for %[[XI:[^ ]*]] = %{{.*}} to %{{.*}} step
 // CHECK-NEXT:            %[[COL:.*]] = arith.addi %[[START]], %[[XI]] : index
 // CHECK-NEXT:            %[[ROW:.*]] = arith.addi %[[R]], %{{.*}} : index
 // CHECK-NEXT:            %[[XX:.*]] = arith.addi %[[XI]], %{{.*}} : index
 // CHECK-NEXT:            %[[V:.*]] = memory.load %[[X]][%[[N]], %{{.*}}, %[[ROW]], %[[XX]]]
 // CHECK-NEXT:            %[[J:.*]] = arith.subi %[[COL]], %[[N0]] : index
 // CHECK-NEXT:            memory.store %[[V]], %[[BP]][%[[P]], %{{.*}}, %[[J]]]
+// CHECK-NEXT:          }
 // CHECK-NEXT:          }
 // CHECK-NEXT:        }
 // CHECK:           math.fma
