@@ -75,10 +75,14 @@ Three loop shapes are vectorized.
 Remainders. The vector loop steps by `W` up to `lb + ((ub - lb) floordiv W) * W`; the
 original scalar loop is kept for the rest, its lower bound moved to where the vector loop
 stopped (for a reduction, its init the combined vector result). With a static trip count
-that is a multiple of `W` there is no remainder loop; with one below `W` the loop stays
-scalar. Scalar remainders rather than masked loads and stores: the remainder is the
-original, unchanged code (nothing new to trust), it is at most `W - 1` iterations per
-row, and LLVM lowers masked memory ops well only on AVX-512.
+that is a multiple of `W` there is no remainder loop; with one below `W` the width is
+halved until it fits (10 iterations: 8 lanes). A static remainder of two or more
+iterations is vectorized again the same way, at the widest power of two that fits: a row
+of 12 is a vector of 8 and one of 4, a row of 6 one of 4 and one of 2, so that the small
+images of a convolutional network (rows of 12, 6, 4 pixels) leave nothing scalar but odd
+single elements. A dynamic remainder stays scalar. Scalar rather than masked loads and
+stores: the remainder is the original, unchanged code (nothing new to trust), it is at
+most `W - 1` iterations per row, and LLVM lowers masked memory ops well only on AVX-512.
 
 Width. `width=0` (the default) takes it from the host target (`irkit.target.host()`, read
 in the core because passes may not import a backend): one vector register's worth of the
@@ -587,6 +591,16 @@ def _innermost_parallel(op: Operation) -> bool:
         not any(isinstance(n, ParallelOp) for n in op.walk() if n is not op)
 
 
+def _static_rest(loop: Operation, dim: int) -> bool:
+    """Whether the vectorized `loop` kept a remainder over its dimension `dim` whose bounds
+    are constants: at most `W - 1` iterations, which the next narrower vector takes."""
+    if loop.parent is None:                     # erased: no remainder
+        return False
+    bounds = (loop.lower_bounds[dim], loop.upper_bounds[dim]) if isinstance(loop, ParallelOp) \
+        else (loop.lower_bound, loop.upper_bound)
+    return all(_const_int(v) is not None for v in bounds)
+
+
 def _innermost_for(op: Operation) -> bool:
     return isinstance(op, ForOp) and not any(o.regions for o in op.body.blocks[0].ops)
 
@@ -604,7 +618,9 @@ class LoopVectorize(Pass):
          unit-stride accesses become `memory.vector_load` / `vector_store`; `loop.for`s
          inside carry vectors where their values differ per lane). On success, insert the
          vector loop, stepping by `W` to the last multiple of `W`, and keep the original
-         as the remainder from there (erased when the trip count is a static multiple).
+         as the remainder from there (erased when the trip count is a static multiple);
+         a remainder with constant bounds is vectorized again (at the narrower width that
+         fits its trip count) until none is left or one iteration is.
       3. For each `loop.for` not inside a loop vectorized in 2: check its carried values
          are reductions by associative ops (and float add/mul may reassociate), and that
          it carries no dependence through memory; rewrite its body with the induction
@@ -615,7 +631,8 @@ class LoopVectorize(Pass):
          copy with its own vectors of partial results, up to the last multiple of
          `interleave * W`; the copies' partials are combined lane-wise and a one-copy
          vector loop continues from them to the last multiple of `W` (left out where the
-         trip count is static and nothing is left for it).
+         trip count is static and nothing is left for it). A remainder with constant
+         bounds is vectorized again, as in 2.
       4. A loop that fails a check stays as it was; with `remarks=true` the reason is the
          loop's `loop_vectorize.missed` attribute.
 
@@ -640,9 +657,13 @@ class LoopVectorize(Pass):
         for loop in parallels:
             if self.attempt(loop, vectorizer.parallel):
                 done.add(loop)
+                while _static_rest(loop, -1) and self.attempt(loop, vectorizer.parallel):
+                    pass
         for loop in fors:
             if not any(a in done for a in loop.ancestors()):
-                self.attempt(loop, vectorizer.for_loop)
+                if self.attempt(loop, vectorizer.for_loop):
+                    while _static_rest(loop, 0) and self.attempt(loop, vectorizer.for_loop):
+                        pass
 
     def attempt(self, loop: Operation, vectorize) -> bool:
         try:

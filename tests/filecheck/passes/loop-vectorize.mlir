@@ -165,7 +165,8 @@ func.func @column(%a: memref<64x64xf32>, %out: memref<64xf32>) {
 // Matmul as lower-linalg-to-loop emits it: j, the last parallel dimension, is unit-stride
 // in C and B and the k loop is inside it. The k loop carries 8 sums of j lanes (f64, as
 // the emitter accumulates): A[i, k] is a scalar load and a broadcast, B[k, j:j+8] one
-// vector load; no lane's sum is reordered. 20 columns: 16 in vectors, 4 in the remainder.
+// vector load; no lane's sum is reordered. 20 columns: 16 in vectors of 8, and the static
+// remainder of 4 in one vector of 4 (the next narrower width), nothing left scalar.
 
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME:      %[[A:[^:]*]]: memref<?x32xf32>, %[[B:[^:]*]]: memref<32x20xf32>, %[[C:[^:]*]]: memref<?x20xf64>)
@@ -184,9 +185,12 @@ func.func @column(%a: memref<64x64xf32>, %out: memref<64xf32>) {
 // CHECK-NEXT:      }
 // CHECK-NEXT:      memory.vector_store %[[S]], %[[C]][%[[I]], %[[J]]] : memref<?x20xf64>, vector<8xf64>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    loop.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %[[C16]]) to
-// CHECK-NOT:     vector
-// CHECK:         return
+// CHECK-NEXT:    loop.parallel (%[[I4:.*]], %[[J4:.*]]) = (%{{.*}}, %[[C16]]) to
+// CHECK-NEXT:      %[[ACC4:.*]] = memory.vector_load %[[C]][%[[I4]], %[[J4]]] : memref<?x20xf64>, vector<4xf64>
+// CHECK:           memory.vector_load %[[B]][%{{.*}}, %[[J4]]] : memref<32x20xf32>, vector<4xf32>
+// CHECK:           memory.vector_store %{{.*}}, %[[C]][%[[I4]], %[[J4]]] : memref<?x20xf64>, vector<4xf64>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return
 func.func @matmul(%a: memref<?x32xf32>, %b: memref<32x20xf32>, %c: memref<?x20xf64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
