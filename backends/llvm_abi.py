@@ -39,6 +39,7 @@ dtype, shape and strides has the same words.
 from __future__ import annotations
 
 import ctypes
+import math
 import struct
 import threading
 
@@ -270,7 +271,7 @@ class JitFunction:
         for j, s in enumerate(self._slots[len(args):]):
             out = None
             if not isinstance(s, _MemRefParam):
-                out = np.zeros(int(np.prod(s.shape)) if isinstance(s, VectorType) else 1,
+                out = np.zeros(math.prod(s.shape) if isinstance(s, VectorType) else 1,
                                dtype=_dtype(s))
                 cargs[len(args) + j] = out.ctypes.data
             outs.append(out)

@@ -36,6 +36,7 @@ another thread's call sees it held and allocates its own.
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -53,7 +54,7 @@ def aligned_empty(shape: tuple, dtype) -> tuple[np.ndarray, np.ndarray]:
     """(buffer, array): an uninitialized `array` of `shape` and `dtype` whose data starts
     `PAGE_OFFSET` bytes into a 4 KiB page inside `buffer`, the bytes that own it."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     buffer = np.empty(nbytes + PAGE, np.uint8)
     skip = (PAGE_OFFSET - buffer.ctypes.data) % PAGE
     return buffer, buffer[skip:skip + nbytes].view(dtype).reshape(shape)
@@ -84,7 +85,9 @@ class OutputArrays:
         """An uninitialized array for output `key`: the last call's, when it is large, of
         this shape and type, and nobody else holds it; else a new one (kept when large)."""
         dtype = np.dtype(dtype)
-        if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize < MIN_BYTES:
+        # math.prod, not np.prod: that builds an array from the tuple, 3 us per call, which
+        # was 5% of the logistic regression's step (64 -> 59 us) and a quarter of a tiny one's
+        if math.prod(shape) * dtype.itemsize < MIN_BYTES:
             return np.empty(shape, dtype)
         pair = self._kept.get(key)
         if pair is not None and pair[1].shape == tuple(shape) and pair[1].dtype == dtype \
