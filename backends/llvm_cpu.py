@@ -60,6 +60,7 @@ import llvmlite.ir as ir
 
 from irkit.ir import Operation
 from irkit.symbols import symbol_uses
+from irkit.target import Target, from_features, host
 from irkit.backends import (  # noqa: F401  (register their rules)
     llvm_arith, llvm_collectives, llvm_memory, llvm_parallel, llvm_vector,
 )
@@ -73,7 +74,8 @@ __all__ = ["compile_module", "JitModule", "translate", "optimized_module", "emit
            "ObjectCode", "compile_object", "compile_partitions", "start_object", "load_object",
            "entry_functions", "emit_object",
            "emit_assembly", "link_shared", "load_shared", "host_cpu", "host_target",
-           "missing_features", "cpu_target", "CPU_CHOICES", "openmp_library", "check_threads",
+           "missing_features", "cpu_target", "pass_target", "CPU_CHOICES", "openmp_library",
+           "check_threads",
            "run_interruptibly", "BackgroundCall", "BackendError"]
 
 
@@ -263,6 +265,18 @@ def cpu_target(cpu: str = "native") -> dict[str, str]:
     levels = list(_X86_64_LEVELS)
     features = [f for lv in levels[:levels.index(level) + 1] for f in _X86_64_LEVELS[lv].split()]
     return {"triple": triple, "cpu": level, "features": ",".join("+" + f for f in features)}
+
+
+def pass_target(cpu: str = "native") -> Target:
+    """What the passes size code for when compiling for `cpu` (`irkit.target`'s docstring):
+    this machine's target for "native"; else the vector registers of the features
+    `cpu_target` gives that CPU, and this machine's last-level cache (the other machine's is
+    not known)."""
+    if cpu == "native":
+        return host()
+    t = cpu_target(cpu)
+    features = {f[1:]: f[0] == "+" for f in t["features"].split(",") if f}
+    return from_features(t["cpu"], features, host().llc_bytes)
 
 
 def missing_features(target: dict[str, str]) -> list[str]:

@@ -13,6 +13,15 @@ backend builds its target machine from), so code vectorized for the host and cod
 for it agree on which registers exist. `from_features` makes one from any feature set, for
 a `--cpu` other than the host's.
 
+Compiling for another CPU (`irkit-compile --cpu=x86-64-v3`), the passes must size their code
+for that CPU, not this one: vectors of 8 floats and register tiles for 16 registers on AVX2,
+where an AVX-512 host would give 16 and 32 (LLVM then splits every vector in two and spills
+the tiles: the MLP 784-256-10 step at B=128 ran 3.5 ms instead of 1.3 on this machine's AVX2
+units). The driver says so in the IR, as MLIR's target attributes do: the model module's
+`irkit.target` attribute (`attribute`), which every pass reads through `of(op)` (the
+innermost module around `op` that has one, else `host()`), so that `irkit-opt` on the IR
+sizes it the same way.
+
 It also says how large the last-level cache is: a store stream larger than that cannot stay
 in cache for a later reader anyway, so `vector-streaming-stores` writes it around the cache
 (non-temporal stores, no read-for-ownership). `host()` reads Linux's cache description
@@ -24,6 +33,14 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from irkit.attributes import DictionaryAttr, IntegerAttr, StringAttr
+from irkit.diagnostics import IRError
+from irkit.types import I64
+
+if TYPE_CHECKING:
+    from irkit.ir import Operation
 
 #: the last-level cache assumed where the machine does not say (a server part's L3): large,
 #: so that an unknown machine keeps ordinary stores for all but huge outputs
@@ -95,3 +112,40 @@ def host() -> Target:
     import llvmlite.binding as llvm
     return from_features(llvm.get_host_cpu_name(), dict(llvm.get_host_cpu_features()),
                          cache_bytes())
+
+
+#: the module attribute naming the CPU the passes size code for where it is not this
+#: machine (module docstring): {name = "x86-64-v3", vector_bits = 256 : i64,
+#: vector_registers = 16 : i64, llc_bytes = 33554432 : i64}
+TARGET_ATTRIBUTE = "irkit.target"
+_FIELDS = ("vector_bits", "vector_registers", "llc_bytes")
+
+
+def attribute(target: Target) -> DictionaryAttr:
+    """The `irkit.target` attribute describing `target`."""
+    return DictionaryAttr({"name": StringAttr(target.name),
+                           **{f: IntegerAttr(getattr(target, f), I64) for f in _FIELDS}})
+
+
+def of(op: Operation) -> Target:
+    """The target `op` is compiled for: the `irkit.target` attribute of `op` or the innermost
+    op around it that has one, else this machine's (`host`). A malformed attribute is an
+    error at its op, not a silent default."""
+    while op is not None:
+        attr = op.attributes.get(TARGET_ATTRIBUTE)
+        if attr is not None:
+            return _parse(attr, op)
+        op = op.parent_op
+    return host()
+
+
+def _parse(attr, op: Operation) -> Target:
+    values = attr.value if isinstance(attr, DictionaryAttr) else None
+    if values is None or not isinstance(values.get("name"), StringAttr) or \
+            set(values) != {"name", *_FIELDS} or \
+            not all(isinstance(values[f], IntegerAttr) and values[f].value >= 0
+                    for f in _FIELDS):
+        raise IRError(f"'{TARGET_ATTRIBUTE}' must be a dictionary {{name = \"...\", "
+                      f"{', '.join(f + ' = N : i64' for f in _FIELDS)}}} (N >= 0), got "
+                      f"{attr}", op.location)
+    return Target(values["name"].value, *(values[f].value for f in _FIELDS))

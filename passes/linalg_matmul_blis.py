@@ -178,7 +178,8 @@ Against 64 it halves the stores of a tile's sums (24 vectors widened and added i
 the per-tile buffer per chunk): the MLP's x @ w1 at B = 128, 1 thread, 590 against 630 us
 (numpy 497; best of 300, load 17). For an f32 C the chunk sums add up in f32 as well.
 
-Sizes (`schedule`): the register tile from the target (`irkit.target.host()`): `nv` vectors
+Sizes (`schedule`): the register tile from the target (`irkit.target.of` the op: this
+machine, or the CPU the module's `irkit.target` names): `nv` vectors
 of `lanes` float32 across n and `mr` rows, the pair with the most fused multiply-adds per
 operand fetched (mr * nv / (mr + nv)) among those whose mr * nv accumulators, nv B vectors and
 one broadcast fit the vector registers, with at least 8 accumulators in flight (4-cycle FMA
@@ -216,7 +217,8 @@ from irkit.builder import Builder
 from irkit.diagnostics import IRError
 from irkit.ir import Operation
 from irkit.pass_manager import Pass, register_pass
-from irkit.target import SCHEDULE_ATTRIBUTE, SCHEDULE_KNOBS, host
+from irkit.target import SCHEDULE_ATTRIBUTE, SCHEDULE_KNOBS
+from irkit.target import of as target_of
 from irkit.dialects.fusion import GroupOp
 from irkit.passes.blis import epilogue as epilogues
 from irkit.passes.blis.contraction import (
@@ -392,7 +394,8 @@ class LinalgMatmulBlis(Pass):
             home = _module_of(op)
             ordinal = counts[home] = counts.get(home, -1) + 1
             c, ep, dot, fill = self.prepare(op, generic, c)
-            lanes = vector_lanes(self)
+            target = target_of(op)
+            lanes = vector_lanes(self, target)
             dynamic_fill = fill is not None and c.static(c.k) is None
             if fill is not None and not dynamic_fill:
                 fill.erase()
@@ -405,8 +408,8 @@ class LinalgMatmulBlis(Pass):
             # a measured kc is the block, over kc-epilogue's and kc-dynamic's longer ones
             options = replace(self, **tuned, **({"kc_epilogue": 0, "kc_dynamic": 0}
                                                 if "kc" in tuned else {}))
-            kind, s = (Dot, dot_schedule(lanes, host().vector_registers, *sizes[1:])) \
-                if dot else (Blis, schedule(options, sizes, one_block))
+            kind, s = (Dot, dot_schedule(lanes, target.vector_registers, *sizes[1:])) \
+                if dot else (Blis, schedule(options, sizes, target, one_block))
             if ep is None and fill is not None and not dynamic_fill and not dot:
                 c = narrowed(c, s.chunk)
             blis = kind(c, s, constants, self.parallel, fill is not None, self.l2_bytes, ep,
@@ -443,7 +446,7 @@ class LinalgMatmulBlis(Pass):
     def layout(self, c: Contraction) -> tuple[bool, Contraction]:
         """(whether `c` runs as dot products along K, the contraction the nest computes:
         `c`, or `c` with its sides swapped); the module docstring's few columns."""
-        lanes = vector_lanes(self)
+        lanes = vector_lanes(self, target_of(c.op))
         if self.dot and dot_wins(c, lanes, self.chunk):
             return True, c
         if self.transpose and transpose_wins(c, lanes):

@@ -84,8 +84,9 @@ single elements. A dynamic remainder stays scalar. Scalar rather than masked loa
 stores: the remainder is the original, unchanged code (nothing new to trust), it is at
 most `W - 1` iterations per row, and LLVM lowers masked memory ops well only on AVX-512.
 
-Width. `width=0` (the default) takes it from the host target (`irkit.target.host()`, read
-in the core because passes may not import a backend): one vector register's worth of the
+Width. `width=0` (the default) takes it from the target (`irkit.target.of` the loop: this
+machine, or the CPU the module's `irkit.target` attribute names; read in the core because
+passes may not import a backend): one vector register's worth of the
 smallest element the loop loads or stores (16 f32 or 8 f64 on AVX-512, 8 / 4 on AVX2). A
 loop mixing f32 data with f64 sums then carries `vector<16xf64>` (two registers), and LLVM
 splits it. A fixed `width=N` vectorizes for another target or for tests.
@@ -101,7 +102,7 @@ from irkit.ir import Block, Operation, Value
 from irkit.opdef import Elementwise, Pure, has_trait
 from irkit.pass_manager import Pass, register_pass
 from irkit.rewrite import constant_value
-from irkit.target import host
+from irkit.target import of as target_of
 from irkit.types import INDEX, FloatType, IndexType, IntegerType, MemRefType, Type, VectorType
 from irkit.dialects import arith
 from irkit.dialects import math as math_dialect
@@ -353,7 +354,7 @@ class _Lanes:
 
 class _Vectorizer:
     """Vectorizes one loop at a time (`parallel` or `reduction`), or raises
-    `Unvectorizable`; `width` 0 asks the host target."""
+    `Unvectorizable`; `width` 0 asks the target (`irkit.target.of` the loop)."""
 
     def __init__(self, width: int, reassociate: bool, interleave: int = 1) -> None:
         self.width = width
@@ -368,7 +369,7 @@ class _Vectorizer:
             return self.width
         sizes = [_element_bytes(o.memref.type.element) for o in loop.walk()
                  if isinstance(o, (LoadOp, StoreOp))]
-        return host().lanes(min(sizes, default=4))
+        return target_of(loop).lanes(min(sizes, default=4))
 
     def checked_lanes(self, loop: Operation, lb: Value, ub: Value, step: Value) -> int:
         if _const_int(step) != 1:
@@ -471,7 +472,7 @@ class _Vectorizer:
                 any(o.name.startswith("math.") and not isinstance(o, _CHEAP_MATH) for o in ops):
             return 1
         copies = self.interleave
-        target = host()
+        target = target_of(loop)
         if target.vector_bits and target.vector_registers:
             regs = sum(-(-width * v.type.width // target.vector_bits) for v in loop.init_args)
             while copies > 1 and copies * regs > target.vector_registers // 2:
@@ -636,8 +637,8 @@ class LoopVectorize(Pass):
       4. A loop that fails a check stays as it was; with `remarks=true` the reason is the
          loop's `loop_vectorize.missed` attribute.
 
-    Options: `width` lanes (0: from the host target, one vector register of the loop's
-    smallest element); `reassociate` (true: float sums and products become per-lane
+    Options: `width` lanes (0: from the target, `irkit.target.of` the loop: one vector
+    register of the loop's smallest element); `reassociate` (true: float sums and products become per-lane
     partial results; false: only ops with `fastmath<reassoc>`); `interleave` (vectors of
     partial results per carried value in a reduction loop with a short body, 1: one);
     `remarks`.

@@ -77,7 +77,7 @@ from irkit.attributes import BoolAttr, IntegerAttr
 from irkit.builder import Builder
 from irkit.ir import Block, Operation, Value
 from irkit.pass_manager import Pass, register_pass
-from irkit.target import host
+from irkit.target import of as target_of
 from irkit.types import I1, I64, INDEX
 from irkit.dialects import arith
 from irkit.dialects.arith import CMPI_PREDICATES
@@ -255,7 +255,7 @@ class VectorStreamingStores(Pass):
          `chunk-bytes` of stores with a `memory.fence` after each chunk, or fence after a
          `loop.for` nest.
 
-    Options: `min-bytes` (0: the target's last-level cache, `irkit.target.host()`),
+    Options: `min-bytes` (0: the target's last-level cache, `irkit.target.of` the nest),
     `min-run-bytes` (the shortest contiguous run of one store's innermost loop that
     streams: the lines at a run's two ends are partial), `chunk-bytes` (the stores
     between two fences of a parallel nest: small enough that threads share the chunks
@@ -268,13 +268,13 @@ class VectorStreamingStores(Pass):
     chunk_bytes: int = 256 << 10
 
     def run(self, root: Operation) -> None:
-        threshold = self.min_bytes or host().llc_bytes
         constants = Constants()
         for nest in outermost_loops(root):
             stores = _vector_stores(nest)
             if stores:
                 try:
-                    self.stream(nest, stores, threshold, constants)
+                    self.stream(nest, stores, self.min_bytes or target_of(nest).llc_bytes,
+                                constants)
                 except NotStreamed:
                     pass
         for c in constants.pool.values():       # those of nests that did not stream

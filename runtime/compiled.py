@@ -59,6 +59,8 @@ from irkit.runtime.outputs import OutputArrays
 from irkit.runtime.shapes import concrete_output_shapes, output_dims
 from irkit.source_files import read_source
 from irkit.symbols import lookup_symbol_in
+from irkit.target import TARGET_ATTRIBUTE
+from irkit.target import attribute as target_attribute
 from irkit.types import I64
 
 if TYPE_CHECKING:
@@ -284,6 +286,7 @@ def compile_models(models: dict[str, Operation], *, opt_level: int = 2, cpu: str
         raise ValueError(f"the JIT compiles one model at a time, not {len(models)}")
     llvm_level(opt_level)       # an unknown level or CPU is refused here, not at a first call
     cpu_target(cpu)
+    mark_target(models, cpu)
     pairs = {name: lower_model_with_graph(mod, make_pm, disable)
              for name, mod in models.items()}
     lowered = {name: p[1] for name, p in pairs.items()}
@@ -299,6 +302,18 @@ def compile_models(models: dict[str, Operation], *, opt_level: int = 2, cpu: str
                         IRText(pairs[name][0]), IRText(lowered[name]),
                         IRText(interface_module(lowered[name])))
         for name in models}, jit, options={"opt_level": opt_level, "cpu": cpu})
+
+
+def mark_target(models: dict[str, Operation], cpu: str) -> None:
+    """Give each model module the `irkit.target` attribute of `cpu` where that is not this
+    machine, so that the passes size vectors and register tiles for it
+    (`irkit.target`'s docstring; `irkit.backends.llvm_cpu.pass_target`)."""
+    if cpu == "native":
+        return
+    from irkit.backends.llvm_cpu import pass_target
+    attr = target_attribute(pass_target(cpu))
+    for module in models.values():
+        module.set_attr(TARGET_ATTRIBUTE, attr)
 
 
 def interface_module(lowered: Operation) -> Operation:

@@ -68,14 +68,15 @@ def sites(module: Operation) -> list[Site]:
     from irkit.passes.blis.contraction import contractions
     from irkit.passes.blis.nest import register_tiles, schedule, vector_lanes
     from irkit.passes.linalg_matmul_blis import LinalgMatmulBlis
-    from irkit.target import host
+    from irkit.target import of as target_of
     loop = next(s for s in pipeline.stages() if s.name == "loop").passes
     before = loop.split("linalg-matmul-blis")[0].rstrip(",")
     m = module.clone()
     pipeline.pass_manager(None, "linalg").run(m)
     PassManager.parse(before).run(m)
     blis = LinalgMatmulBlis()
-    lanes = vector_lanes(blis)
+    target = target_of(m)
+    lanes = vector_lanes(blis, target)
     out = []
     for i, (op, generic, c) in enumerate(contractions(m, blis._worth_it)):
         c, ep, dot, fill = blis.prepare(op, generic, c)
@@ -84,9 +85,9 @@ def sites(module: Operation) -> list[Site]:
         sizes = tuple(c.static(g) for g in (c.m, c.n, c.k))
         # the schedule the pass builds: K one block where an epilogue allows (kc-epilogue,
         # kc-dynamic), which the report had shown as kc = 256
-        s = schedule(blis, sizes, ep is not None and fill is not None)
+        s = schedule(blis, sizes, target, ep is not None and fill is not None)
         tiles = [(mr, nv * lanes) for mr, nv in
-                 register_tiles(host().vector_registers, lanes, sizes[0], sizes[1])][:TILES]
+                 register_tiles(target.vector_registers, lanes, sizes[0], sizes[1])][:TILES]
         out.append(Site(i, _where(op), _function(op), sizes, {k: getattr(s, k) for k in KNOBS},
                         tiles))
     return out

@@ -514,11 +514,16 @@ def _tuned(text: str, args) -> dict:
 
 
 def _compiled_source(text: str, filename: str, args):
-    """The DSL's module of the file, each model given its recorded BLIS sizes."""
+    """The DSL's module of the file, each model given its recorded BLIS sizes and, for a
+    `--cpu` other than this machine's, the `irkit.target` its passes size code for."""
     from irkit.frontend.dsl import compile_source, model_modules
     from irkit.runtime import tuning
+    from irkit.runtime.compiled import mark_target
     top = compile_source(text, filename)
-    tuning.apply(model_modules(top), args.tuned)
+    models = model_modules(top)
+    tuning.apply(models, args.tuned)
+    if args.target == "cpu":
+        mark_target(models, args.cpu)
     return top
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from irkit.attributes import FloatAttr, IntegerAttr
 from irkit.builder import Builder
 from irkit.ir import Block, Operation, Value
-from irkit.target import host
+from irkit.target import Target
 from irkit.types import F32, I64, INDEX, MemRefType, VectorType
 from irkit.dialects import arith
 from irkit.dialects.arith import CMPI_PREDICATES, materialize_constant
@@ -98,20 +98,20 @@ def register_tiles(registers: int, lanes: int, m: int | None = None,
     return [tile for _, tile in scored]
 
 
-def vector_lanes(options) -> int:
+def vector_lanes(options, target: Target) -> int:
     """float32 lanes of a vector: the `lanes` option, else the target's."""
-    return options.lanes or max(1, host().lanes(4))
+    return options.lanes or max(1, target.lanes(4))
 
 
-def schedule(options, static: tuple, one_block: bool = False) -> Schedule:
-    """Sizes for a contraction with static flat (M, N, K) sizes (None when dynamic);
-    `options` is the pass (its fields override the cost model's choices). `one_block` (an
+def schedule(options, static: tuple, target: Target, one_block: bool = False) -> Schedule:
+    """Sizes for a contraction with static flat (M, N, K) sizes (None when dynamic), on
+    `target` (`irkit.target.of` the op); `options` is the pass (its fields override the
+    cost model's choices). `one_block` (an
     epilogue is applied at the store): a static K in one block when it is at most
     `kc-epilogue` (its sums then need no accumulator buffer); a dynamic K in blocks of at
     least `kc-dynamic`, since the sums of earlier blocks wait in the f64 accumulator, a
     round trip of C through memory (16 bytes an element) per block, none for one block."""
-    target = host()
-    lanes = vector_lanes(options)
+    lanes = vector_lanes(options, target)
     m, n, k = static
     mr, nv = register_tile(target.vector_registers, lanes, m, n)
     mr = options.mr or mr

@@ -9,6 +9,7 @@ Skips without llvmlite, off x86-64, or (for libraries) without a C compiler.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import textwrap
 
@@ -101,6 +102,44 @@ def test_jit_for_a_level_runs(cpu):
     jit.axpy(x, got, np.float32(0.5))
     interpret(module, "axpy", x, want, np.float32(0.5))
     np.testing.assert_array_equal(got, want)
+
+
+def test_passes_size_code_for_the_cpu_compiled_for(red_file, capsys):
+    """`--cpu` reaches the passes through the model module's `irkit.target` attribute: the
+    loops and the BLIS nest of a library for x86-64-v3 use vectors of 8 floats (AVX2's
+    256-bit registers), for generic of 4 (SSE2), whatever this machine has; a native build
+    carries no attribute and uses this machine's width. Built for x86-64-v3 and run here, it
+    computes what the interpreter does."""
+    from irkit.target import host, of
+    widths = {}
+    for cpu in ("x86-64-v3", "generic", "native"):
+        out = red_file.parent / f"red-{cpu}.mlir"
+        assert irkit_compile([str(red_file), "--emit=loop", f"--cpu={cpu}", "-o",
+                              str(out)]) == 0
+        text = out.read_text()
+        widths[cpu] = {int(w) for w in re.findall(r"vector<(\d+)xf32>", text)}
+        assert ("irkit.target = {" in text) == (cpu != "native")
+        assert of(parse_module(text).regions[0].blocks[0].first) == \
+            llvm_cpu.pass_target(cpu)
+    assert max(widths["x86-64-v3"]) == 8 and max(widths["generic"]) == 4
+    assert max(widths["native"]) == host().lanes(4)
+    if not _host_features().get("avx2"):
+        pytest.skip("this CPU has no AVX2")
+    lib = red_file.parent / "v3.so"
+    assert irkit_compile([str(red_file), "-o", str(lib), "--cpu=x86-64-v3", "--no-cache"]) == 0
+    x = np.random.default_rng(2).standard_normal((45, 96)).astype(np.float32)
+    got, want = irkit.load(lib).forward(x=x), irkit.load_model(red_file).forward(x=x)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def test_a_malformed_target_attribute_is_an_error():
+    from irkit.diagnostics import IRError
+    from irkit.target import of
+    module = parse_module('module attributes {irkit.target = {name = "x", vector_bits = 256 '
+                          ': i64}} {\n}')
+    with pytest.raises(IRError, match="'irkit.target' must be a dictionary"):
+        of(module)
 
 
 def _fake_host(monkeypatch, cpu: str = "fake-haswell") -> None:
