@@ -638,10 +638,10 @@ class LoopVectorize(Pass):
          loop's `loop_vectorize.missed` attribute.
 
     Options: `width` lanes (0: from the target, `irkit.target.of` the loop: one vector
-    register of the loop's smallest element); `reassociate` (true: float sums and products become per-lane
-    partial results; false: only ops with `fastmath<reassoc>`); `interleave` (vectors of
-    partial results per carried value in a reduction loop with a short body, 1: one);
-    `remarks`.
+    register of the loop's smallest element); `reassociate` (true: float sums and products
+    become per-lane partial results; false: only ops with `fastmath<reassoc>`);
+    `interleave` (vectors of partial results per carried value in a reduction loop with a
+    short body, 1: one); `remarks`.
     """
 
     name = "loop-vectorize"
