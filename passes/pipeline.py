@@ -79,7 +79,7 @@ STAGES: tuple[Stage, ...] = (
           "registers or per-point buffers; innermost loops vectorized to the target's width "
           "(vector loads and stores, per-lane partial sums, scalar remainders); f32 exp, "
           "log, tanh, ... as polynomials in arith (vectorizable, within 2 ulp of numpy); "
-          "the short scalar loops left (a pooling window's, a row shorter than a vector) "
+          "the short scalar loops left (a pooling window's, a row's odd last element) "
           "unrolled into straight-line code"),
     Stage("memory", "plan-memory,canonicalize,cse",
           "each function's temporaries views of one planned arena "

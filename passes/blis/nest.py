@@ -595,8 +595,8 @@ class Blis:
         static extent, and every factor of B reads along it at stride 1 (its last index
         that dim plus what is fixed along the run, no other index using it)."""
         c = self.c
-        return len(c.n) > 1 and isinstance(self.extent[c.n[-1]], int) and \
-            all(along_rows(f, c.n[-1]) for f in c.b)
+        return self.s.lanes > 1 and len(c.n) > 1 and isinstance(self.extent[c.n[-1]], int) \
+            and all(along_rows(f, c.n[-1]) for f in c.b)
 
     def vector_product(self, b: Builder, factors: list[Factor], dims: dict[int, Index],
                        width: int) -> Value:
