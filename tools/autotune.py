@@ -204,9 +204,11 @@ def autotune(source: str, filename: str, model: str | None = None, *, dims: dict
     """Tune the BLIS sizes of one model of `source` (module docstring) and record them; a
     model whose step has no BLIS nest gets a `Result` without sites, nothing measured."""
     from irkit.frontend.dsl import compile_source, model_modules
+    from irkit.runtime.compiled import mark_target
     from irkit.runtime.engines import select_model
     models = model_modules(compile_source(source, filename))
     name = select_model(models, filename, model)
+    mark_target(models, cpu)            # the sites' default sizes are those of `cpu`
     module = models[name]
     step = "train_step" if _trains(module) else "forward"
     found = [s for s in sites(module) if s.function == step]

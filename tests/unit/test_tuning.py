@@ -161,6 +161,25 @@ def test_the_search_keeps_only_clear_wins(cache, monkeypatch):
         in table
 
 
+def test_sites_are_sized_for_the_cpu_tuned_for(cache, monkeypatch):
+    """`--autotune --cpu=x86-64-v3` reports and tries the sizes of that CPU, not this
+    machine's: tiles of vectors of 8 floats whose accumulators, B vectors and broadcast fit
+    its 16 registers (AVX-512's 6 x 64 does not); the sites read the module's
+    `irkit.target` as the pass does."""
+    from irkit.backends.llvm_cpu import cpu_target
+    if not cpu_target()["triple"].startswith("x86_64"):
+        pytest.skip("x86-64-v3 is an x86-64 level")
+    seen = []
+    real = autotune.sites
+    monkeypatch.setattr(autotune, "sites", lambda module: seen.extend(real(module)) or seen)
+    monkeypatch.setattr(autotune, "measure", lambda *args, **kwargs: 1.0)
+    autotune.autotune(MLP, "m.irk", dims={"B": 128}, cpu="x86-64-v3", record=False)
+    assert seen
+    for site in seen:
+        for mr, nr in [(site.default["mr"], site.default["nr"]), *site.tiles]:
+            assert nr % 8 == 0 and mr * (nr // 8) + nr // 8 + 1 <= 16, (site, mr, nr)
+
+
 # ----- end to end ------------------------------------------------------------------------------
 
 
