@@ -217,7 +217,7 @@ from irkit.builder import Builder
 from irkit.diagnostics import IRError
 from irkit.ir import Operation
 from irkit.pass_manager import Pass, register_pass
-from irkit.target import SCHEDULE_ATTRIBUTE, SCHEDULE_KNOBS
+from irkit.target import SCHEDULE_ATTRIBUTE, SCHEDULE_KNOBS, Target
 from irkit.target import of as target_of
 from irkit.dialects.fusion import GroupOp
 from irkit.passes.blis import epilogue as epilogues
@@ -393,8 +393,8 @@ class LinalgMatmulBlis(Pass):
         for op, generic, c in contractions(root, self._worth_it):
             home = _module_of(op)
             ordinal = counts[home] = counts.get(home, -1) + 1
-            c, ep, dot, fill = self.prepare(op, generic, c)
             target = target_of(op)
+            c, ep, dot, fill = self.prepare(op, generic, c, target)
             lanes = vector_lanes(self, target)
             dynamic_fill = fill is not None and c.static(c.k) is None
             if fill is not None and not dynamic_fill:
@@ -425,7 +425,7 @@ class LinalgMatmulBlis(Pass):
             if ep is not None and blis.waits in (NOWHERE, TILE):
                 drop_temporary(c.c)
 
-    def prepare(self, op: Operation, generic, c: Contraction) -> tuple:
+    def prepare(self, op: Operation, generic, c: Contraction, target: Target) -> tuple:
         """(the contraction the nest computes, its epilogue or None, whether it runs as dot
         products, its zero fill or None) of a matched op (the class docstring's step 2):
         its `fusion.group` dissolved, its accumulator flattened. What the nest is built
@@ -437,16 +437,16 @@ class LinalgMatmulBlis(Pass):
             if self.epilogue and c.static(c.k) != 0:
                 ep = epilogues.find(c, following, {op, generic})
         c = flatten_accumulator(c)
-        dot, c = self.layout(c)
+        dot, c = self.layout(c, target)
         if ep is not None and not dot and not c.transposed and \
                 not epilogues.vector_ok(ep, c):
             ep = None                            # measured slower element by element
         return c, ep, dot, zero_fill(c, dynamic_k=True)
 
-    def layout(self, c: Contraction) -> tuple[bool, Contraction]:
+    def layout(self, c: Contraction, target: Target) -> tuple[bool, Contraction]:
         """(whether `c` runs as dot products along K, the contraction the nest computes:
         `c`, or `c` with its sides swapped); the module docstring's few columns."""
-        lanes = vector_lanes(self, target_of(c.op))
+        lanes = vector_lanes(self, target)
         if self.dot and dot_wins(c, lanes, self.chunk):
             return True, c
         if self.transpose and transpose_wins(c, lanes):

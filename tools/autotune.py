@@ -79,7 +79,7 @@ def sites(module: Operation) -> list[Site]:
     lanes = vector_lanes(blis, target)
     out = []
     for i, (op, generic, c) in enumerate(contractions(m, blis._worth_it)):
-        c, ep, dot, fill = blis.prepare(op, generic, c)
+        c, ep, dot, fill = blis.prepare(op, generic, c, target)
         if dot:
             continue
         sizes = tuple(c.static(g) for g in (c.m, c.n, c.k))

@@ -575,13 +575,8 @@ class Blis:
                 b3.create(StoreOp, x, self.bp, [p, k, j], location=e.location)
 
             def by_vectors(b3: Builder, ndims: dict, n: Index) -> None:
-                offset = 0
-                for width in _pieces(self.extent[c.n[-1]], self.s.lanes):
-                    dims = kdims | ndims | {c.n[-1]: offset}
-                    x = self.vector_product(b3, c.b, dims, width)
-                    j = e.v(e.sub(b3, e.add(b3, n, offset), n0))
-                    b3.create(VectorStoreOp, x, self.bp, [p, k, j], location=e.location)
-                    offset += width
+                self.copy_pieces(b3, c.b, kdims | ndims, c.n[-1], self.extent[c.n[-1]],
+                                 self.bp, lambda o: [p, k, e.v(e.sub(b3, e.add(b3, n, o), n0))])
             # over the flat column itself, its offset in the panel `n - n0`: loop-vectorize
             # sees a lane index and `lane - c` (vector loads of a row-major B, stores to Bp)
             self.runs(b2, n0, cols, c.n, copy,
@@ -678,22 +673,26 @@ class Blis:
         loop of scalar copies: with A packed (`direct-a=false`), the MLP 784-256-10 step at
         B=1024 (1 thread, alternated, median) 9.06 ms against 8.90 by vectors; A read where
         it lies, the default, 8.81."""
-        e, c, loc = self.e, self.c, self.e.location
-        f = c.a[0]
-        kdims = dict(self.ivs) | self.split(b, e.add(b, pc, k), c.k)
-        offset = 0
-        for width in _pieces(self.s.mr, self.s.lanes):
-            dims = kdims | self.split(b, e.add(b, m0, offset), c.m)
-            at = [self.at(b, form, dims) for form in f.forms]
-            where = [e.v(q), e.v(k), e.v(offset)]
+        e, c = self.e, self.c
+        dims = dict(self.ivs) | self.split(b, e.add(b, pc, k), c.k) | {c.m[0]: m0}
+        self.copy_pieces(b, c.a, dims, c.m[0], self.s.mr, ap,
+                         lambda offset: [e.v(q), e.v(k), e.v(offset)])
+
+    def copy_pieces(self, b: Builder, factors: list[Factor], dims: dict[int, Index],
+                    dim: int, count: int, dest: Value, where) -> None:
+        """The factors' product at `dims` and the next `count - 1` values of `dim`, stored
+        into `dest` at `where(offset)`, by pieces whose widths add up to `count` (`_pieces`:
+        12 as 8 and 4), a vector load of each factor and one store each, a width of 1 a
+        scalar. The factors read along `dim` at stride 1 (`along_rows`)."""
+        e, offset = self.e, 0
+        for width in _pieces(count, self.s.lanes):
+            at = dims | {dim: e.add(b, dims[dim], offset)}
             if width == 1:
-                x = b.create(LoadOp, f.buffer, at, location=loc).result
-                b.create(StoreOp, x, ap, where, location=loc)
+                b.create(StoreOp, self.product(b, factors, at), dest, where(offset),
+                         location=e.location)
             else:
-                vec = VectorType((width,), F32)
-                x = b.create(VectorLoadOp, f.buffer, at, result_types=[vec],
-                             location=loc).result
-                b.create(VectorStoreOp, x, ap, where, location=loc)
+                b.create(VectorStoreOp, self.vector_product(b, factors, at, width), dest,
+                         where(offset), location=e.location)
             offset += width
 
     def a_rows_contiguous(self) -> bool:
