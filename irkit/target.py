@@ -22,6 +22,13 @@ target attributes do: the model module's `irkit.target` attribute (`attribute`),
 every pass reads through `of(op)` (the innermost module around `op` that has one, else
 `host()`), so that `irkit-opt` on the IR sizes it the same way.
 
+It says whether the CPU has a fused multiply-add (`fma`). x86-64's baseline (`--cpu=generic`,
+SSE2) has none: there LLVM turns every `math.fma` into a call to the C library's `fmaf`, per
+lane: that MLP step took 85 ms on this machine. Without one, the BLIS micro-kernel multiplies
+and adds, and the polynomial math is written for a separate multiply and add (its own
+reduction constants; `math-polynomial-approximation`): 4.3 ms, where the native build takes
+1.2.
+
 It also says how large the last-level cache is: a store stream larger than that cannot stay
 in cache for a later reader anyway, so `vector-streaming-stores` writes it around the cache
 (non-temporal stores, no read-for-ownership). `host()` reads Linux's cache description
@@ -35,9 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from irkit.attributes import DictionaryAttr, IntegerAttr, StringAttr
+from irkit.attributes import BoolAttr, DictionaryAttr, IntegerAttr, StringAttr
 from irkit.diagnostics import IRError
-from irkit.types import I64
+from irkit.types import I1, I64
 
 if TYPE_CHECKING:
     from irkit.ir import Operation
@@ -50,12 +57,13 @@ DEFAULT_LLC_BYTES = 32 << 20
 @dataclass(frozen=True)
 class Target:
     """A CPU's vector registers: `vector_bits` wide, `vector_registers` of them; its
-    last-level cache, `llc_bytes`."""
+    last-level cache, `llc_bytes`; whether it has a fused multiply-add instruction, `fma`."""
 
     name: str
     vector_bits: int
     vector_registers: int
     llc_bytes: int = DEFAULT_LLC_BYTES
+    fma: bool = True
 
     def lanes(self, element_bytes: int) -> int:
         """How many elements of `element_bytes` bytes fill one vector register (at least 1)."""
@@ -69,8 +77,11 @@ _VECTOR_ISAS = (
     ("neon", 128, 32),
     ("sse2", 128, 16),
 )
+#: features (LLVM's names) that bring a fused multiply-add instruction: x86's FMA3 (every
+#: x86-64-v3 CPU) and AVX-512's own, and the FP of ARMv8
+_FMA_FEATURES = ("fma", "avx512f", "fp-armv8")
 #: a CPU without any of them: scalar code, one lane
-SCALAR = Target("scalar", 0, 0)
+SCALAR = Target("scalar", 0, 0, fma=False)
 
 #: the sizes of a BLIS nest that a cost model picks from a target and a tuner may override
 #: (`linalg-matmul-blis`; `irkit-compile --autotune`), and the module attribute carrying the
@@ -82,10 +93,11 @@ SCHEDULE_ATTRIBUTE = "blis.configs"
 def from_features(name: str, features: dict[str, bool],
                   llc_bytes: int = DEFAULT_LLC_BYTES) -> Target:
     """The target of a CPU with `features` (LLVM's names: `avx512f`, `avx`, `neon`, ...)."""
+    fma = any(features.get(f) for f in _FMA_FEATURES)
     for feature, bits, registers in _VECTOR_ISAS:
         if features.get(feature):
-            return Target(name, bits, registers, llc_bytes)
-    return Target(SCALAR.name, 0, 0, llc_bytes)
+            return Target(name, bits, registers, llc_bytes, fma)
+    return Target(SCALAR.name, 0, 0, llc_bytes, fma)
 
 
 def cache_bytes(cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> int:
@@ -116,7 +128,8 @@ def host() -> Target:
 
 #: the module attribute naming the CPU the passes size code for where it is not this
 #: machine (module docstring): {name = "x86-64-v3", vector_bits = 256 : i64,
-#: vector_registers = 16 : i64, llc_bytes = 33554432 : i64}
+#: vector_registers = 16 : i64, llc_bytes = 33554432 : i64, fma = true}; `fma` may be left
+#: out (true: every CPU with 256-bit vectors since 2013 and every ARMv8 has one)
 TARGET_ATTRIBUTE = "irkit.target"
 _FIELDS = ("vector_bits", "vector_registers", "llc_bytes")
 
@@ -124,7 +137,8 @@ _FIELDS = ("vector_bits", "vector_registers", "llc_bytes")
 def attribute(target: Target) -> DictionaryAttr:
     """The `irkit.target` attribute describing `target`."""
     return DictionaryAttr({"name": StringAttr(target.name),
-                           **{f: IntegerAttr(getattr(target, f), I64) for f in _FIELDS}})
+                           **{f: IntegerAttr(getattr(target, f), I64) for f in _FIELDS},
+                           "fma": BoolAttr(target.fma)})
 
 
 def of(op: Operation) -> Target:
@@ -141,11 +155,13 @@ def of(op: Operation) -> Target:
 
 def _parse(attr, op: Operation) -> Target:
     values = attr.value if isinstance(attr, DictionaryAttr) else None
+    fma = values.get("fma", BoolAttr(True)) if values is not None else None
     if values is None or not isinstance(values.get("name"), StringAttr) or \
-            set(values) != {"name", *_FIELDS} or \
+            set(values) - {"fma"} != {"name", *_FIELDS} or \
             not all(isinstance(values[f], IntegerAttr) and values[f].value >= 0
-                    for f in _FIELDS):
+                    for f in _FIELDS) or \
+            not (isinstance(fma, IntegerAttr) and fma.type == I1):
         raise IRError(f"'{TARGET_ATTRIBUTE}' must be a dictionary {{name = \"...\", "
-                      f"{', '.join(f + ' = N : i64' for f in _FIELDS)}}} (N >= 0), got "
-                      f"{attr}", op.location)
-    return Target(values["name"].value, *(values[f].value for f in _FIELDS))
+                      f"{', '.join(f + ' = N : i64' for f in _FIELDS)}[, fma = true|false]}}"
+                      f" (N >= 0), got {attr}", op.location)
+    return Target(values["name"].value, *(values[f].value for f in _FIELDS), bool(fma.value))

@@ -408,7 +408,7 @@ class LinalgMatmulBlis(Pass):
             # a measured kc is the block, over kc-epilogue's and kc-dynamic's longer ones
             options = replace(self, **tuned, **({"kc_epilogue": 0, "kc_dynamic": 0}
                                                 if "kc" in tuned else {}))
-            kind, s = (Dot, dot_schedule(lanes, target.vector_registers, *sizes[1:])) \
+            kind, s = (Dot, dot_schedule(lanes, target, *sizes[1:])) \
                 if dot else (Blis, schedule(options, sizes, target, one_block))
             if ep is None and fill is not None and not dynamic_fill and not dot:
                 c = narrowed(c, s.chunk)

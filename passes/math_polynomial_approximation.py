@@ -59,6 +59,17 @@ tanh(x). On a = |x| (the sign put back by one copysign, so -0 stays -0 and tanh 
   (e^(2a) + 1), using exp above, which saturates to 1 (e^(2a) = +inf gives 1 - 0). NaN
   goes through the exp branch and stays NaN.
 
+Without fma. On a target without a fused multiply-add (`irkit.target`'s `fma = false`: x86-64's
+  baseline, SSE2) LLVM makes each `math.fma` a call to the C library's `fmaf`, lane by lane,
+  so there every fma above is written as a multiply and an add. Two were exact only as
+  fmas: k ln2_hi in exp's reduction and in log's big part. There ln 2 is split as 355/512
+  (9 bits) plus f32(ln 2 - 355/512), as Cephes does: k 355/512 is then an exact product for
+  |k| < 2^15, and x - k 355/512 exact by Sterbenz's lemma where x and k ln2 are within a
+  factor of 2 of each other. The other fmas round once more: the rounder (k may land one
+  off at a tie, r a hair past ln2/2, where P still holds), Horner's steps, and the
+  scalings, where f1 and s are powers of 2 (the same bits). The measured errors are those
+  with fma (tests/unit/test_math_approximation.py runs both).
+
 What stays: f64 (and f16/bf16) math ops are left to LLVM's intrinsics and the C library
 (vector f64 math is out of scope here); ops on tensors are left as they are. The ops' own
 `fastmath` flags are not used: the expansion computes the same values with or without them.
@@ -79,6 +90,7 @@ from irkit.attributes import DenseElementsAttr, FloatAttr, IntegerAttr
 from irkit.builder import Builder
 from irkit.ir import Operation, Value
 from irkit.pass_manager import Pass, PassPipelineError, register_pass
+from irkit.target import of as target_of
 from irkit.types import F32, I1, I32, I64, Type, VectorType
 from irkit.dialects import arith
 from irkit.dialects import math as math_dialect
@@ -103,6 +115,10 @@ _TANH_P = (-0.333333283662796, 0.1333319991827011, -0.05395309627056122,
 
 _LN2_HI = 0.6931471824645996            # f32(ln 2)
 _LN2_LO = -1.9046542121259336e-09       # f32(ln 2 - _LN2_HI)
+#: without fma (module docstring): ln 2's high part in 9 bits (355 / 512), so that k times
+#: it is exact for |k| < 2^15 as a plain product
+_LN2_HI_SHORT = 0.693359375
+_LN2_LO_SHORT = -2.1219444170128554e-04  # f32(ln 2 - _LN2_HI_SHORT)
 _LOG2E = 1.4426950216293335             # f32(log2 e)
 _SQRT_HALF_BITS = 0x3F3504F3            # f32(sqrt(1/2)) as bits
 _MANTISSA = 0x007FFFFF
@@ -123,11 +139,14 @@ class _Emit:
     """Builds the expansion of one op right before it, on its type `f` (f32 or a vector of
     f32) and the i32 / i1 types of the same shape; constants are splats, made once each."""
 
-    def __init__(self, op: Operation) -> None:
+    def __init__(self, op: Operation, fused: bool = True) -> None:
         self.b = Builder.before(op)
         self.f = op.results[0].type
         self.i = _same_shape(self.f, I32)
         self.bool = _same_shape(self.f, I1)
+        self.fused = fused
+        self.ln2_hi, self.ln2_lo = (_LN2_HI, _LN2_LO) if fused else \
+            (_LN2_HI_SHORT, _LN2_LO_SHORT)
         self._consts: dict = {}
 
     def const(self, value, t: Type) -> Value:
@@ -157,7 +176,11 @@ class _Emit:
     def sub(self, x, y): return self.op(arith.SubFOp, x, y)
     def mul(self, x, y): return self.op(arith.MulFOp, x, y)
     def div(self, x, y): return self.op(arith.DivFOp, x, y)
-    def fma(self, x, y, z): return self.op(math_dialect.FmaOp, x, y, z)
+    def fma(self, x, y, z):
+        """x * y + z: rounded once where the target has fma, else a multiply and an add."""
+        if self.fused:
+            return self.op(math_dialect.FmaOp, x, y, z)
+        return self.add(self.mul(x, y), z)
 
     def poly(self, x: Value, coeffs) -> Value:
         """c0 + c1 x + ... by Horner's rule, one fma per coefficient after the last."""
@@ -206,8 +229,8 @@ def _exp_reduce(e: _Emit, x: Value, lo: float, p=_EXP_P) -> tuple[Value, Value]:
     x = e.where("ogt", x, _EXP_HI, _EXP_HI, x)
     shifted = e.fma(x, e.fc(_LOG2E), e.fc(_ROUNDER))
     nk = e.sub(e.fc(_ROUNDER), shifted)
-    r = e.fma(nk, e.fc(_LN2_HI), x)
-    r = e.fma(nk, e.fc(_LN2_LO), r)
+    r = e.fma(nk, e.fc(e.ln2_hi), x)
+    r = e.fma(nk, e.fc(e.ln2_lo), r)
     u = e.fma(e.mul(r, r), e.poly(r, p), r)
     return e.bits(shifted), u
 
@@ -272,11 +295,11 @@ def _log_specials(e: _Emit, x: Value, r: Value, zero_at: float) -> Value:
 
 def _log_sum(e: _Emit, kf: Value, f: Value, c: Value | None) -> Value:
     """k ln2 + log1p(f) (+ c): the big part in one fma, the small parts added to it."""
-    small = e.mul(e.fc(_LN2_LO), kf)
+    small = e.mul(e.fc(e.ln2_lo), kf)
     if c is not None:
         small = e.add(small, c)
     lo = e.fma(e.mul(f, f), e.poly(f, _LOG_Q), small)
-    return e.add(e.fma(kf, e.fc(_LN2_HI), f), lo)
+    return e.add(e.fma(kf, e.fc(e.ln2_hi), f), lo)
 
 
 def _log(e: _Emit, x: Value) -> Value:
@@ -341,6 +364,8 @@ class MathPolynomialApproximation(Pass):
     into arith ops, exponent-bit operations and `math.fma`.
 
     Algorithm:
+      0. The target (`irkit.target.of` each op) says whether it has fma; without it the
+         expansion multiplies and adds (module docstring, "Without fma").
       1. The `ops` option names the ops to expand (all of `OPS` by default); an unknown
          name is a pipeline error naming the known ones.
       2. Walk every op; a selected math op whose result is f32 or a vector of f32 is expanded
@@ -366,6 +391,6 @@ class MathPolynomialApproximation(Pass):
             fn = chosen.get(type(target))
             if fn is None or not is_f32_scalar_or_vector(target.results[0].type):
                 continue
-            e = _Emit(target)
+            e = _Emit(target, target_of(target).fma)
             target.replace_all_uses_with([fn(e, target.operand)])
             target.erase()

@@ -38,10 +38,10 @@ from __future__ import annotations
 
 from irkit.builder import Builder
 from irkit.ir import Value
+from irkit.target import Target
 from irkit.types import F32
 from irkit.dialects import arith
 from irkit.dialects.arith.base import FASTMATH
-from irkit.dialects.math import FmaOp
 from irkit.dialects.memory import DeallocOp, LoadOp, StoreOp, VectorLoadOp
 from irkit.dialects.memory.view import strides_and_offset
 from irkit.dialects.vector import KIND_ATTRS, BroadcastOp, ReductionOp
@@ -83,11 +83,11 @@ def dot_tile(registers: int, n: int) -> tuple[int, int]:
     return tile
 
 
-def dot_schedule(lanes: int, registers: int, n: int, k: int) -> Schedule:
+def dot_schedule(lanes: int, target: Target, n: int, k: int) -> Schedule:
     """The dot nest's sizes in `Schedule`'s fields: mr rows a tile, nr = columns a group,
     all of K one block and one chunk (its sums wait nowhere)."""
-    mr, groups = dot_tile(registers, n)
-    return Schedule(lanes, mr, -(-n // groups), mr, k, n, k)
+    mr, groups = dot_tile(target.vector_registers, n)
+    return Schedule(lanes, mr, -(-n // groups), mr, k, n, k, fused=target.fma)
 
 
 class Dot(Blis):
@@ -160,7 +160,7 @@ class Dot(Blis):
                               location=loc).result
                 for r, x in enumerate(xs):
                     at = r * len(cols) + i
-                    out[at] = b2.create(FmaOp, x, y, accs[at], location=loc).result
+                    out[at] = self.multiply_add(b2, x, y, accs[at])
             return out
         accs = e.for_(b, 0, main, s.lanes, step, [zero] * (len(rows) * len(cols)))
         flags = FASTMATH.from_names(["reassoc"])
@@ -176,7 +176,7 @@ class Dot(Blis):
                 y = b2.create(LoadOp, bt, [e.v(j), kk], location=loc).result
                 for r, x in enumerate(xs):
                     at = r * len(cols) + i
-                    out[at] = b2.create(FmaOp, x, y, partial[at], location=loc).result
+                    out[at] = self.multiply_add(b2, x, y, partial[at])
             return out
         return e.for_(b, main, k, 1, tail, sums)
 

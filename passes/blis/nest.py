@@ -57,7 +57,9 @@ _MAX_MC = 128
 @dataclass(frozen=True)
 class Schedule:
     """Tile sizes: register tile mr x nr (nr = nv * lanes), cache blocks mc, kc, nc; the
-    number of row blocks a multiple of `row_blocks` where threads split them."""
+    number of row blocks a multiple of `row_blocks` where threads split them; whether the
+    micro-kernel's multiply-adds are fused (`math.fma`, the target has the instruction) or
+    a multiply and an add (a CPU without one would call the C library's `fmaf` per lane)."""
 
     lanes: int
     mr: int
@@ -67,6 +69,7 @@ class Schedule:
     nc: int
     chunk: int
     row_blocks: int = 1
+    fused: bool = True
 
 
 def register_tile(registers: int, lanes: int, m: int | None = None,
@@ -134,7 +137,7 @@ def schedule(options, static: tuple, target: Target, one_block: bool = False) ->
     if k is not None:
         kc = max(1, min(kc, k))
     return Schedule(lanes, mr, nr, mc, kc, nc, min(options.chunk or kc, kc),
-                    max(1, options.row_blocks))
+                    max(1, options.row_blocks), target.fma)
 
 
 def _pieces(n: int, lanes: int) -> list[int]:
@@ -418,6 +421,15 @@ class Blis:
         for d, coef in coefs.items():
             total = self.e.add(b, total, self.e.mul(b, dims[d], coef))
         return self.e.v(total)
+
+    def multiply_add(self, b: Builder, x: Value, y: Value, acc: Value) -> Value:
+        """x * y + acc: one `math.fma` where the schedule is fused, else a multiply and an
+        add (rounded twice, as a CPU without the instruction computes it at full speed)."""
+        loc = self.e.location
+        if self.s.fused:
+            return b.create(FmaOp, x, y, acc, location=loc).result
+        xy = b.create(arith.MulFOp, x, y, location=loc).result
+        return b.create(arith.AddFOp, xy, acc, location=loc).result
 
     def product(self, b: Builder, factors: list[Factor], dims: dict[int, Index]) -> Value:
         """The product of `factors` read at `dims`, in the body's order."""
@@ -834,7 +846,7 @@ class Blis:
             for r in range(s.mr):
                 xv = b2.create(BroadcastOp, a_at(b2, k, r), result_types=[self.vec],
                                location=loc).result
-                out += [b2.create(FmaOp, xv, bs[j], accs[r * nv + j], location=loc).result
+                out += [self.multiply_add(b2, xv, bs[j], accs[r * nv + j])
                         for j in range(nv)]
             return out
         return e.for_(b, k0, k1, 1, step, [zero] * (s.mr * nv))

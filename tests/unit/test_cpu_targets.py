@@ -133,6 +133,39 @@ def test_passes_size_code_for_the_cpu_compiled_for(red_file, capsys):
         np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
 
 
+SMOOTH = """
+model smooth {
+  input x: f32[N, 96]
+  param w: f32[96, 16] = normal(std=0.1, seed=4)
+  h = x @ w
+  e = exp(h)
+  t = tanh(h)
+  l = log(h * h + 1.0)
+  output e, t, l
+}
+"""
+
+
+@pytest.mark.parametrize("cpu, fused", [("generic", False), ("x86-64-v3", True)])
+def test_fma_only_where_the_cpu_has_it(tmp_path, cpu, fused):
+    """x86-64's baseline has no fused multiply-add: the matmul and the polynomial math
+    multiply and add (`mulps`, `addps`), never calling the C library's `fmaf` per lane; on
+    x86-64-v3 they fuse (`vfmadd`). The target attribute says which."""
+    from irkit.target import of
+    (tmp_path / "smooth.irk").write_text(textwrap.dedent(SMOOTH))
+    for emit in ("loop", "asm"):
+        assert irkit_compile([str(tmp_path / "smooth.irk"), f"--emit={emit}", f"--cpu={cpu}",
+                              "-o", str(tmp_path / emit)]) == 0
+    loops = (tmp_path / "loop").read_text()
+    asm = (tmp_path / "asm").read_text()
+    assert of(parse_module(loops).regions[0].blocks[0].first).fma is fused
+    assert ("math.fma" in loops) is fused
+    assert "fmaf" not in asm
+    assert ("vfmadd" in asm) is fused
+    if not fused:
+        assert "mulps" in asm and "addps" in asm
+
+
 def test_a_malformed_target_attribute_is_an_error():
     from irkit.diagnostics import IRError
     from irkit.target import of

@@ -35,3 +35,19 @@ module attributes {irkit.target = {llc_bytes = 1048576 : i64, name = "sse2-box",
     return
   }
 }
+
+// -----
+
+// Without a fused multiply-add (`fma = false`), the micro-kernel multiplies and adds: a
+// `math.fma` would be a call to the C library's fmaf per lane.
+// BLIS-LABEL: func.func @matmul_nofma(
+// BLIS-NOT:     math.fma
+// BLIS:         [[P:%.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<4xf32>
+// BLIS-NEXT:    arith.addf [[P]], %{{.*}} : vector<4xf32>
+// BLIS-NOT:     math.fma
+module attributes {irkit.target = {fma = false, llc_bytes = 1048576 : i64, name = "x86-64", vector_bits = 128 : i64, vector_registers = 16 : i64}} {
+  func.func @matmul_nofma(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+    linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+    return
+  }
+}
