@@ -34,6 +34,7 @@ from llvmlite.ir._utils import DuplicatedNameError, NameScope
 from irkit.diagnostics import IRError
 from irkit.ir import Block, Operation, Value, gc_paused
 from irkit.types import FunctionType, MemRefType, Type, VectorType
+from irkit.passes.loop_vectorize import VECTORIZED
 from irkit.backends.llvm_profile import profile_region, timed
 from irkit.backends.llvm_types import (
     I64, PTR, VOID, abi_scalar, byte_size, element_of, error_at, from_abi,
@@ -217,6 +218,20 @@ class ModuleLowering:
         if fn is None:
             fn = self._helpers[key] = build()
         return fn
+
+    def vectorized_loop_id(self) -> ir.MDValue:
+        """The `!llvm.loop` of a loop irkit has vectorized as far as it will (loop-vectorize's
+        docstring): `!N = !{!N, !{!"llvm.loop.vectorize.enable", i1 false}}`, LLVM's loop
+        vectorizer told to leave it. One node for all such loops of the module, so that
+        bodies outlined alike stay alike (`llvm_partition` merges them)."""
+        def build():
+            off = self.llmod.add_metadata([ir.MetaDataString(self.llmod,
+                                                             "llvm.loop.vectorize.enable"),
+                                           ir.Constant(ir.IntType(1), 0)])
+            md = self.llmod.add_metadata([off, off])
+            md.operands = (md, off)         # a loop id's first operand is itself
+            return md
+        return self.helper("vectorized loop id", build)
 
 
 def _where(op: Operation) -> str:
@@ -488,6 +503,10 @@ class FunctionLowering:
         self.op: Operation = where
         #: inside an outlined parallel body (nested `loop.parallel`s run sequentially)
         self.in_parallel = False
+        #: whether the loops here are as irkit's `loop-vectorize` left them (its function
+        #: has `VECTORIZED`): LLVM's loop vectorizer is told to leave them (`emit_loop`)
+        self.vectorized = any(o.name == "func.func" and VECTORIZED in o.attributes
+                              for o in (where, *where.ancestors()))
 
     def finish(self) -> None:
         self._allocas.branch(self._start)
@@ -735,7 +754,9 @@ def emit_loop(lw: FunctionLowering, lb: ir.Value, ub: ir.Value, step: ir.Value,
     else:
         more = b.icmp_unsigned(">", b.sub(ub, iv), step)
         nxt = b.add(iv, step)
-    b.cbranch(more, body_bb, exit_bb)
+    latch_br = b.cbranch(more, body_bb, exit_bb)
+    if lw.vectorized:
+        latch_br.set_metadata("llvm.loop", lw.ml.vectorized_loop_id())
     iv.add_incoming(nxt, latch)
     for p, y in zip(carried, nexts):
         p.add_incoming(y, latch)

@@ -899,6 +899,43 @@ def test_parallel_loops_on_threads(threads):
     assert "GOMP_parallel" in jit.llvm_ir
 
 
+AXPY_LOOP = """
+func.func @axpy(%x: memref<?xf32>, %y: memref<?xf32>, %a: f32) ATTRS {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memory.dim %x, 0 : memref<?xf32>
+  loop.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %u = memory.load %x[%i] : memref<?xf32>
+    %v = memory.load %y[%i] : memref<?xf32>
+    %w = arith.mulf %u, %a : f32
+    %z = arith.addf %w, %v : f32
+    memory.store %z, %y[%i] : memref<?xf32>
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [0, 1])
+def test_llvm_vectorizes_only_loops_irkit_did_not(threads):
+    """A function `loop-vectorize` has run on (`irkit.vectorized`) keeps LLVM's loop
+    vectorizer off its loops, outlined parallel bodies included: each loop's latch says
+    `llvm.loop.vectorize.enable` false, and nothing is vectorized. A scalar loop written
+    by hand is still vectorized by LLVM. Both compute the same."""
+    import irkit.dialects.memory  # noqa: F401
+    x = np.arange(37, dtype=np.float32)
+    results = []
+    for attrs in ("", "attributes {irkit.vectorized}"):
+        jit = compile_module(_parsed(AXPY_LOOP.replace("ATTRS", attrs)), 2, threads=threads)
+        text = jit.llvm_ir
+        assert ("llvm.loop.isvectorized" in text) is not bool(attrs), attrs
+        assert ('!"llvm.loop.vectorize.enable", i1 false' in text) is bool(attrs), attrs
+        y = np.ones(37, np.float32)
+        jit.axpy(x, y, np.float32(0.5))
+        results.append(y)
+    np.testing.assert_array_equal(*results)
+
+
 def test_threads_option_is_checked():
     with pytest.raises(ValueError, match="threads"):
         compile_module(_parsed(CALLS), 2, threads=-1)
