@@ -33,8 +33,8 @@ from llvmlite.ir._utils import DuplicatedNameError, NameScope
 
 from irkit.diagnostics import IRError
 from irkit.ir import Block, Operation, Value, gc_paused
+from irkit.target import VECTORIZED_ATTRIBUTE
 from irkit.types import FunctionType, MemRefType, Type, VectorType
-from irkit.passes.loop_vectorize import VECTORIZED
 from irkit.backends.llvm_profile import profile_region, timed
 from irkit.backends.llvm_types import (
     I64, PTR, VOID, abi_scalar, byte_size, element_of, error_at, from_abi,
@@ -504,8 +504,8 @@ class FunctionLowering:
         #: inside an outlined parallel body (nested `loop.parallel`s run sequentially)
         self.in_parallel = False
         #: whether the loops here are as irkit's `loop-vectorize` left them (its function
-        #: has `VECTORIZED`): LLVM's loop vectorizer is told to leave them (`emit_loop`)
-        self.vectorized = any(o.name == "func.func" and VECTORIZED in o.attributes
+        #: is `irkit.vectorized`): LLVM's loop vectorizer is told to leave them (`emit_loop`)
+        self.vectorized = any(o.name == "func.func" and VECTORIZED_ATTRIBUTE in o.attributes
                               for o in (where, *where.ancestors()))
 
     def finish(self) -> None:

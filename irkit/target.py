@@ -126,6 +126,11 @@ def host() -> Target:
                          cache_bytes())
 
 
+#: the unit attribute `loop-vectorize` puts on each function it has run on: its loops are as
+#: vectorized as irkit makes them, and the LLVM backend keeps LLVM's own loop vectorizer off
+#: them (loop-vectorize's docstring); named here, below both, as `TARGET_ATTRIBUTE` is
+VECTORIZED_ATTRIBUTE = "irkit.vectorized"
+
 #: the module attribute naming the CPU the passes size code for where it is not this
 #: machine (module docstring): {name = "x86-64-v3", vector_bits = 256 : i64,
 #: vector_registers = 16 : i64, llc_bytes = 33554432 : i64, fma = true}; `fma` may be left

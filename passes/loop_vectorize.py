@@ -91,17 +91,17 @@ smallest element the loop loads or stores (16 f32 or 8 f64 on AVX-512, 8 / 4 on 
 loop mixing f32 data with f64 sums then carries `vector<16xf64>` (two registers), and LLVM
 splits it. A fixed `width=N` vectorizes for another target or for tests.
 
-LLVM's own loop vectorizer. Every function this pass has run on carries `VECTORIZED`
-(`irkit.vectorized`, a unit attribute): its loops are as vectorized as irkit makes them, and
-the LLVM backend tells LLVM's loop vectorizer to leave them (`llvm.loop.vectorize.enable`
-false on each loop). What it would do to what is left only costs: it vectorized a scalar
-remainder of fewer than `W` iterations, a copy into a BLIS panel with masked loads and
-scatters (`vscatterqps`), and an update of a transposed tile with gathers. Measured with
-it off for these functions (`.so` builds alternated in one process, medians, 1 thread): the
-CNN step (examples/cnn.irk, B=64) 0.785 -> 0.723 ms, the logistic regression 56.4 -> 55.6
-us, the attention block 277 -> 271 us, the MLP 784-256-10 at B=128 1.030 -> 1.022 ms. A
-function that never went through this pass (IR written by hand, loops left scalar) is
-still vectorized by LLVM.
+LLVM's own loop vectorizer. Every function this pass has run on carries `irkit.vectorized`
+(`irkit.target.VECTORIZED_ATTRIBUTE`, a unit attribute): its loops are as vectorized as
+irkit makes them, and the LLVM backend tells LLVM's loop vectorizer to leave them
+(`llvm.loop.vectorize.enable` false on each loop). What it would do to what is left only
+costs: it vectorized a scalar remainder of fewer than `W` iterations, a copy into a BLIS
+panel with masked loads and scatters (`vscatterqps`), and an update of a transposed tile
+with gathers. Measured with it off for these functions (`.so` builds alternated in one
+process, medians, 1 thread): the CNN step (examples/cnn.irk, B=64) 0.785 -> 0.723 ms, the
+logistic regression 56.4 -> 55.6 us, the attention block 277 -> 271 us, the MLP
+784-256-10 at B=128 1.030 -> 1.022 ms. A function that never went through this pass (IR
+written by hand, loops left scalar) is still vectorized by LLVM.
 """
 
 from __future__ import annotations
@@ -114,6 +114,7 @@ from irkit.ir import Block, Operation, Value
 from irkit.opdef import Elementwise, Pure, has_trait
 from irkit.pass_manager import Pass, register_pass
 from irkit.rewrite import constant_value
+from irkit.target import VECTORIZED_ATTRIBUTE
 from irkit.target import of as target_of
 from irkit.types import INDEX, FloatType, IndexType, IntegerType, MemRefType, Type, VectorType
 from irkit.dialects import arith
@@ -125,10 +126,6 @@ from irkit.dialects.memory import (
 )
 from irkit.dialects.vector import KIND_ATTRS, BroadcastOp, ReductionOp
 from irkit.passes.lower_linalg_to_loop import IndexConstants
-
-#: the unit attribute on each function this pass has run on (module docstring, "LLVM's own
-#: loop vectorizer"); the LLVM backend reads it
-VECTORIZED = "irkit.vectorized"
 
 #: the kinds of values along the vectorized induction variable (uniform ones have none)
 LANE, VECTOR = "lane index", "vector"
@@ -671,7 +668,7 @@ class LoopVectorize(Pass):
     def run(self, root: Operation) -> None:
         for fn in root.walk():
             if fn.name == "func.func":
-                fn.attributes[VECTORIZED] = UNIT
+                fn.attributes[VECTORIZED_ATTRIBUTE] = UNIT
         vectorizer = _Vectorizer(self.width, self.reassociate, self.interleave)
         parallels = [o for o in root.walk() if _innermost_parallel(o)]
         fors = [o for o in root.walk() if _innermost_for(o)]
