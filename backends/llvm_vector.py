@@ -1,4 +1,4 @@
-"""LLVM rules for the `vector` dialect: splats and lane reductions.
+"""LLVM rules for the `vector` dialect: splats, lane reductions and shuffles.
 
 - `vector.broadcast` is one `shufflevector`: each result lane reads the source lane numpy's
   broadcasting rule maps it to (a scalar source is inserted into lane 0 first). Vectors are
@@ -9,6 +9,9 @@
   `fastmath<reassoc>` allows a tree, as MLIR says), and `maximumf`/`minimumf` (NaN wins
   in any order). `maxnumf`/`minnumf` chain `llvm.maximumnum`/`minimumnum` lane by lane,
   since LLVM's `reduce.fmax` may return either signed zero.
+- `vector.shuffle` is one `shufflevector` where its operands have one type (LLVM's rule);
+  where their lengths differ, the shorter is first widened to the longer's length by a
+  `shufflevector` of its own (the mask's lanes past it never read), as MLIR lowers it.
 """
 
 from __future__ import annotations
@@ -39,6 +42,25 @@ def _broadcast(lw: FunctionLowering, op, args):
     lanes = np.broadcast_to(np.arange(n_src).reshape(src_shape), dst_t.shape).reshape(-1)
     mask = ir.Constant(ir.VectorType(I32, vt.count), [int(i) for i in lanes])
     return b.shuffle_vector(x, ir.Constant(x.type, None), mask)
+
+
+@lowers("vector.shuffle")
+def _shuffle(lw: FunctionLowering, op, args):
+    b = lw.builder
+    x, y = args
+    n1, n2 = x.type.count, y.type.count
+    mask = list(op.properties["mask"].value)
+    if n1 != n2:                # both widened to the longer one; lanes past each unused
+        n = max(n1, n2)
+
+        def widen(v, k):
+            if k == n:
+                return v
+            keep = ir.Constant(ir.VectorType(I32, n), [min(i, k - 1) for i in range(n)])
+            return b.shuffle_vector(v, ir.Constant(v.type, None), keep)
+        x, y = widen(x, n1), widen(y, n2)
+        mask = [i if i < n1 else n + i - n1 for i in mask]
+    return b.shuffle_vector(x, y, ir.Constant(ir.VectorType(I32, len(mask)), mask))
 
 
 _INT_REDUCE = {"add": "add", "mul": "mul", "and": "and", "or": "or", "xor": "xor",

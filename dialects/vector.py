@@ -7,9 +7,11 @@ lane by lane); what vectorized loops need beyond that is moving between scalars 
 - `vector.broadcast` splats a scalar into every lane (or copies a vector along new leading
   dimensions), e.g. a loop-invariant scale factor before a vectorized multiply;
 - `vector.reduction` combines the lanes of a 1-D vector into one scalar, e.g. the tail of a
-  vectorized sum.
+  vectorized sum;
+- `vector.shuffle` picks lanes of two 1-D vectors, e.g. the even elements of a contiguous
+  load, for a loop that reads every second element (a 2 x 2 pooling window).
 
-Both print and parse exactly as MLIR's, so irkit's custom form is valid `mlir-opt` input too.
+Each prints and parses exactly as MLIR's, so irkit's custom form is valid `mlir-opt` input too.
 In the interpreter a vector is a numpy array of its shape; index lanes are int64.
 """
 
@@ -20,8 +22,8 @@ import numpy as np
 from irkit.attributes import OpaqueAttr
 from irkit.ir import Block
 from irkit.opdef import (
-    AnyType, AnyVector, Constraint, Dialect, Op, OptOperand, Operand, Prop, Pure, Result,
-    lookup_op,
+    AnyType, AnyVector, Constraint, DenseI64Array, Dialect, Op, OptOperand, Operand, Prop,
+    Pure, Result, lookup_op,
 )
 from irkit.types import FloatType, IndexType, IntegerType, Type, VectorType
 from irkit.dialects.arith import fold as af
@@ -29,7 +31,7 @@ from irkit.dialects.arith import materialize_constant
 from irkit.dialects.arith.base import FASTMATH, flags_text
 from irkit.dialects.arith.floating import FastMathOp
 
-vector = Dialect("vector", "Operations on whole SIMD vectors: broadcast and reduction.",
+vector = Dialect("vector", "Operations on whole SIMD vectors: broadcast, reduction, shuffle.",
                  allows_unknown_ops=True)
 # Folded broadcasts and reductions are plain constants: `arith.constant dense<...>`, as in MLIR.
 vector.constant_materializer = materialize_constant
@@ -273,3 +275,83 @@ class ReductionOp(FastMathOp):
         for x in lanes:
             acc = f(acc, x)
         return acc
+
+
+# ---------------------------------------------------------------------------------------------
+# vector.shuffle
+# ---------------------------------------------------------------------------------------------
+
+
+@vector.op
+class ShuffleOp(Op):
+    """Lane `i` of the result is lane `mask[i]` of the two 1-D operands laid end to end
+    (`v1`'s lanes first, then `v2`'s): LLVM's `shufflevector`.
+
+        %e = vector.shuffle %w, %w [0, 2, 4, 6] : vector<7xf32>, vector<7xf32>
+
+    The operands have one element type and may differ in length; the result is a vector of
+    that type, as long as the mask. MLIR's mask may also hold -1 (a poison lane); irkit's
+    may not, so that every lane has a value the interpreter can give.
+    """
+
+    name = "vector.shuffle"
+    v1 = Operand(AnyVector)
+    v2 = Operand(AnyVector)
+    mask = Prop(DenseI64Array)
+    vector = Result(AnyVector)
+    traits = (Pure(),)
+
+    def infer_result_types(self):
+        return [VectorType((len(self.properties["mask"]),), self.v1.type.element)]
+
+    def verify_(self):
+        t1, t2, mask = self.v1.type, self.v2.type, self.properties["mask"].value
+        if t1.rank != 1 or t2.rank != 1 or any(t1.scalable) or any(t2.scalable):
+            raise self.error("operands must be fixed-length 1-D vectors")
+        if t1.element is not t2.element:
+            raise self.error("failed to verify that second operand v2 and result have same "
+                             "element type")
+        if not mask:
+            raise self.error("invalid mask length")
+        total = t1.shape[0] + t2.shape[0]
+        for i, k in enumerate(mask):
+            if not 0 <= k < total:
+                raise self.error(f"mask index #{i + 1} out of range")
+        want = VectorType((len(mask),), t1.element)
+        if self.vector.type != want:
+            raise self.error(f"result type {self.vector.type} is not {want}")
+
+    # ----- custom assembly: `%r = vector.shuffle %a, %b [0, 2] : vector<4xf32>, vector<4xf32>`
+
+    @classmethod
+    def parse(cls, p, num_results):
+        r1 = p.parse_operand_ref()
+        p.expect(",")
+        r2 = p.parse_operand_ref()
+        mask = p.parse_i64_list()
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        types = []
+        for _ in range(2):
+            tk = p.i
+            t = p.parse_type()
+            if not isinstance(t, VectorType):
+                raise p.error(f"expected a vector type, found '{t}'", tk)
+            types.append(t)
+            if len(types) == 1:
+                p.expect(",")
+        return cls.build(p.resolve(r1, types[0]), p.resolve(r2, types[1]), mask=mask,
+                         result_types=[VectorType((len(mask),), types[0].element)],
+                         attributes=attrs)
+
+    def print(self, p):
+        mask = ", ".join(map(str, self.properties["mask"].value))
+        p.write(f" {p.value(self.v1)}, {p.value(self.v2)} [{mask}]")
+        p.attr_dict(self, elided=("mask",))
+        p.write(f" : {self.v1.type}, {self.v2.type}")
+
+    # ----- semantics ----------------------------------------------------------------------
+
+    def evaluate(self, a, b):
+        lanes = np.concatenate([np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)])
+        return lanes[list(self.properties["mask"].value)].copy()

@@ -179,6 +179,24 @@ class Parser:
             raise self.error(f"expected '{s}'{' ' + context if context else ''}")
         self.i += 1
 
+    def parse_i64_list(self) -> DenseArrayAttr:
+        """`[1, 0]`: an i64 list in an op's custom form (linalg's `permutation`, a
+        `vector.shuffle` mask)."""
+        self.expect("[")
+        values = []
+        if self.tok != "]":
+            while True:
+                tk = self.i
+                negative = self.accept("-")
+                t = self.next()
+                if not t.isdigit():
+                    raise self.error("expected an integer", tk)
+                values.append(-int(t) if negative else int(t))
+                if not self.accept(","):
+                    break
+        self.expect("]")
+        return DenseArrayAttr(I64, values)
+
     def location_at(self, token: int) -> SourceLoc:
         return SourceLoc(self.source, token)
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from irkit.attributes import DenseArrayAttr, format_attr_entry
 from irkit.ir import Block, Operation, Value
-from irkit.opdef import Operand, Prop, VarOperand, lookup_op
+from irkit.opdef import DenseI64Array, Operand, Prop, VarOperand, lookup_op
 from irkit.types import I64
 
 from irkit.dialects.linalg import linalg
 from irkit.dialects.linalg.generic import YieldOp, build_body
 from irkit.dialects.linalg.named import NamedOp, rank_of
 from irkit.dialects.linalg.structured import (
-    PARALLEL, REDUCTION, DenseI64, Destination, affine_map, dim, i64_list_text,
-    parse_i64_list, parse_operand_group, print_operand_group,
+    PARALLEL, REDUCTION, Destination, affine_map, dim, i64_list_text,
+    parse_operand_group, print_operand_group,
     print_region_with_arguments, scalar_type, split_attributes,
 )
 
@@ -206,7 +206,7 @@ class ReduceOp(NamedOp):
 
     name = "linalg.reduce"
     inputs_and_inits = VarOperand(Destination, doc="the inputs, then as many inits")
-    dimensions = Prop(DenseI64, doc="the reduced input dimensions, increasing")
+    dimensions = Prop(DenseI64Array, doc="the reduced input dimensions, increasing")
 
     @property
     def inputs(self) -> list[Value]:
@@ -279,7 +279,7 @@ class ReduceOp(NamedOp):
         inits = parse_operand_group(p, "outs")
         p.expect("dimensions")
         p.expect("=")
-        dims = parse_i64_list(p)
+        dims = p.parse_i64_list()
         attrs = p.parse_optional_attr_dict()
         op = cls.build([*inputs, *inits], attributes=attrs, regions=1, dimensions=dims)
         _parse_user_body(p, op, payload, init_first=True)

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from irkit.attributes import DenseArrayAttr
 from irkit.ir import Value
-from irkit.opdef import AnyType, Operand, Prop, VarOperand
+from irkit.opdef import AnyType, DenseI64Array, Operand, Prop, VarOperand
 from irkit.types import I64, FloatType, IndexType, IntegerType, ShapedType, Type
 
 from irkit.dialects.linalg import linalg
 from irkit.dialects.linalg.generic import GenericOp, build_body, generalize
 from irkit.dialects.linalg.structured import (
-    PARALLEL, DenseI64, Destination, StructuredOp, affine_map, dim, i64_list_text,
-    parse_i64_list, parse_operand_group, parse_result_arrow, print_operand_group,
+    PARALLEL, Destination, StructuredOp, affine_map, dim, i64_list_text,
+    parse_operand_group, parse_result_arrow, print_operand_group,
     print_result_arrow, scalar_type, split_attributes,
 )
 
@@ -238,7 +238,7 @@ class _CopyLike(FixedBodyOp):
             raise p.error(f"'{cls.name}' expects one input and one init", tk)
         p.expect(cls.key)
         p.expect("=")
-        values = parse_i64_list(p)
+        values = p.parse_i64_list()
         attrs = p.parse_optional_attr_dict()
         op = cls.build(inputs[0], outputs[0], attributes=attrs, regions=1,
                        **{cls.key: values})
@@ -267,7 +267,7 @@ class TransposeOp(_CopyLike):
     """
 
     name = "linalg.transpose"
-    permutation = Prop(DenseI64)
+    permutation = Prop(DenseI64Array)
     key = "permutation"
 
     def indexing_maps_list(self):
@@ -306,7 +306,7 @@ class BroadcastOp(_CopyLike):
     """
 
     name = "linalg.broadcast"
-    dimensions = Prop(DenseI64)
+    dimensions = Prop(DenseI64Array)
     key = "dimensions"
 
     def indexing_maps_list(self):

@@ -55,7 +55,7 @@ from irkit.opdef import (
     AnyRankedTensor, Constraint, Op, RegionDef, Trait, VarResult, attr_constraint,
 )
 from irkit.types import (
-    I64, MemRefType, RankedTensorType, ShapedType, Type, UnrankedMemRefType,
+    MemRefType, RankedTensorType, ShapedType, Type, UnrankedMemRefType,
     UnrankedTensorType,
 )
 
@@ -90,8 +90,6 @@ IteratorTypes = attr_constraint(
     ArrayAttr, "Iterator type should be an enum.",
     lambda a: all(isinstance(x, OpaqueAttr) and x in _ITERATOR_NAMES for x in a))
 #: what `permutation` / `dimensions` hold (`array<i64: ...>`)
-DenseI64 = attr_constraint(DenseArrayAttr, "i64 dense array attribute",
-                           lambda a: a.element_type is I64)
 #: outputs: ranked tensors (value semantics) or memrefs (written in place)
 Destination = Constraint(lambda t: isinstance(t, (RankedTensorType, MemRefType)),
                          "ranked tensor or memref")
@@ -360,24 +358,6 @@ def print_operand_group(p, keyword: str, values) -> None:
     if values:
         p.write(f" {keyword}({', '.join(p.value(v) for v in values)} : "
                 f"{', '.join(str(v.type) for v in values)})")
-
-
-def parse_i64_list(p) -> DenseArrayAttr:
-    """`[1, 0]` (a `permutation` or `dimensions` list in the custom form)."""
-    p.expect("[")
-    values = []
-    if p.tok != "]":
-        while True:
-            tk = p.i
-            negative = p.accept("-")
-            t = p.next()
-            if not t.isdigit():
-                raise p.error("expected an integer", tk)
-            values.append(-int(t) if negative else int(t))
-            if not p.accept(","):
-                break
-    p.expect("]")
-    return DenseArrayAttr(I64, values)
 
 
 def i64_list_text(attr: DenseArrayAttr) -> str:

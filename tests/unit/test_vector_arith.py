@@ -668,3 +668,23 @@ def _sorted_lines(text: str) -> str:
     """The lines of a function body in a canonical order (the two tools place folded
     constants differently), SSA names dropped."""
     return "\n".join(sorted(_SSA.sub("%_", ln).strip() for ln in text.splitlines()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(n1=st.integers(1, 9), n2=st.integers(1, 9), element=st.sampled_from(["f32", "i8", "f64"]),
+       data=st.data())
+def test_shuffle_picks_lanes_interpreted_and_compiled(n1, n2, element, data):
+    """Lane i of `vector.shuffle` is lane mask[i] of the operands laid end to end, in the
+    interpreter and in LLVM's code, also where the operands differ in length (the shorter
+    widened first)."""
+    from irkit.backends.llvm_cpu import compile_module
+    mask = data.draw(st.lists(st.integers(0, n1 + n2 - 1), min_size=1, max_size=12))
+    t1, t2 = f"vector<{n1}x{element}>", f"vector<{n2}x{element}>"
+    rt = f"vector<{len(mask)}x{element}>"
+    m = parse_module(f"func.func @f(%a: {t1}, %b: {t2}) -> {rt} {{\n"
+                     f"  %r = vector.shuffle %a, %b {mask} : {t1}, {t2}\n"
+                     f"  return %r : {rt}\n}}")
+    a, b = data.draw(lanes(parse_type(t1))), data.draw(lanes(parse_type(t2)))
+    want = np.concatenate([a, b])[mask]
+    assert same(irkit.interpret(m, "f", a, b), want)
+    assert same(np.asarray(compile_module(m, 2).f(a, b)), want)

@@ -129,6 +129,83 @@ func.func @row_max(%a: memref<?xf32>, %init: f32) -> f32 {
   return %r : f32
 }
 
+// A 2 x 2 max-pool window: the input column 2x + kx steps by 2 along the lanes. Each load
+// is one contiguous load from lane 0's element to the last lane's (7 floats for 4 lanes,
+// nothing past what the scalar loop reads) and a shuffle of every second one. The 6
+// columns are 4 lanes and a remainder of 2, vectorized again (3 floats, 2 picked).
+
+// CHECK-LABEL: func.func @pool(
+// CHECK:         loop.parallel (%[[Y:[^,]*]], %[[X:[^)]*]]) = {{.*}} step (%{{.*}}, %{{.*}}) {
+// CHECK:           %[[X2:.*]] = arith.muli %[[X]], %{{.*}} : index
+// CHECK:           loop.for %[[KY:[^ ]*]] = {{.*}} -> (vector<4xf32>) {
+// CHECK:             loop.for %[[KX:[^ ]*]] = {{.*}} -> (vector<4xf32>) {
+// CHECK-NEXT:          %[[COL:.*]] = arith.addi %[[X2]], %[[KX]] : index
+// CHECK-NEXT:          %[[W:.*]] = memory.vector_load %arg0[%{{.*}}, %[[COL]]] : memref<4x12xf32>, vector<7xf32>
+// CHECK-NEXT:          %[[E:.*]] = vector.shuffle %[[W]], %[[W]] [0, 2, 4, 6] : vector<7xf32>, vector<7xf32>
+// CHECK-NEXT:          arith.maximumf %{{.*}}, %[[E]] : vector<4xf32>
+// CHECK:         memory.vector_store %{{.*}}, %arg1[%[[Y]], %[[X]]] : memref<2x6xf32>, vector<4xf32>
+// CHECK:         loop.parallel
+// CHECK:           memory.vector_load %arg0[%{{.*}}, %{{.*}}] : memref<4x12xf32>, vector<3xf32>
+// CHECK-NEXT:      vector.shuffle %{{.*}}, %{{.*}} [0, 2] : vector<3xf32>, vector<3xf32>
+// CHECK-NOT:     loop_vectorize.missed
+func.func @pool(%in: memref<4x12xf32>, %out: memref<2x6xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c6 = arith.constant 6 : index
+  loop.parallel (%y, %x) = (%c0, %c0) to (%c2, %c6) step (%c1, %c1) {
+    %init = memory.load %out[%y, %x] : memref<2x6xf32>
+    %y2 = arith.muli %y, %c2 : index
+    %x2 = arith.muli %x, %c2 : index
+    %m = loop.for %ky = %c0 to %c2 step %c1 iter_args(%a = %init) -> (f32) {
+      %row = arith.addi %y2, %ky : index
+      %n = loop.for %kx = %c0 to %c2 step %c1 iter_args(%b = %a) -> (f32) {
+        %col = arith.addi %x2, %kx : index
+        %v = memory.load %in[%row, %col] : memref<4x12xf32>
+        %mx = arith.maximumf %b, %v : f32
+        loop.yield %mx : f32
+      }
+      loop.yield %n : f32
+    }
+    memory.store %m, %out[%y, %x] : memref<2x6xf32>
+  }
+  return
+}
+
+// A store whose lanes are apart, and a load at a stride above 4, stay scalar.
+
+// CHECK-LABEL: func.func @strided_store(
+// CHECK-NOT:     vector{{[<.]}}
+// CHECK:         } {loop_vectorize.missed = "'memory.store' of lanes 2 elements apart (a strided store)"}
+func.func @strided_store(%in: memref<?xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = memory.dim %in, 0 : memref<?xf32>
+  loop.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memory.load %in[%i] : memref<?xf32>
+    %j = arith.muli %i, %c2 : index
+    memory.store %x, %out[%j] : memref<?xf32>
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @stride5(
+// CHECK-NOT:     vector{{[<.]}}
+// CHECK:         } {loop_vectorize.missed = "lanes 5 elements apart (at most 4 are loaded together and shuffled)"}
+func.func @stride5(%in: memref<?xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %n = memory.dim %out, 0 : memref<?xf32>
+  loop.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %j = arith.muli %c5, %i : index
+    %x = memory.load %in[%j] : memref<?xf32>
+    memory.store %x, %out[%i] : memref<?xf32>
+  }
+  return
+}
+
 // A gather (the index loaded from memory) stays scalar, with the reason.
 
 // CHECK-LABEL: func.func @gather(

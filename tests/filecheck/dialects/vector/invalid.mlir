@@ -127,3 +127,43 @@ func.func @reduction_bad_fastmath(%v: vector<4xf32>) {
   %r = vector.reduction <add>, %v fastmath<quick> : vector<4xf32> into f32
   return
 }
+
+// -----
+
+func.func @shuffle_mask_range(%v: vector<4xf32>) {
+  // expected-error @+1 {{'vector.shuffle' op mask index #2 out of range}}
+  %r = vector.shuffle %v, %v [0, 8] : vector<4xf32>, vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @shuffle_negative_mask(%v: vector<4xf32>) {
+  // expected-error @+1 {{'vector.shuffle' op mask index #1 out of range}}
+  %r = vector.shuffle %v, %v [-1, 2] : vector<4xf32>, vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @shuffle_empty_mask(%v: vector<4xf32>) {
+  // expected-error @+1 {{'vector.shuffle' op invalid mask length}}
+  %r = vector.shuffle %v, %v [] : vector<4xf32>, vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @shuffle_element_type(%v: vector<4xf32>, %w: vector<4xi32>) {
+  // expected-error @+1 {{'vector.shuffle' op failed to verify that second operand v2 and result have same element type}}
+  %r = vector.shuffle %v, %w [0, 5] : vector<4xf32>, vector<4xi32>
+  return
+}
+
+// -----
+
+func.func @shuffle_rank(%v: vector<2x4xf32>) {
+  // expected-error @+1 {{'vector.shuffle' op operands must be fixed-length 1-D vectors}}
+  %r = vector.shuffle %v, %v [0, 1] : vector<2x4xf32>, vector<2x4xf32>
+  return
+}

@@ -84,3 +84,20 @@ func.func @elementwise(%x: vector<8xf32>, %s: f32) -> f32 {
   %sum = vector.reduction <add>, %r : vector<8xf32> into f32
   return %sum : f32
 }
+
+// vector.shuffle: the mask in brackets, both operand types after the colon; the result's is
+// implied (the mask's length). Operands may differ in length.
+// CHECK-LABEL: func.func @shuffle(
+// CHECK-SAME:      %[[W:.*]]: vector<7xf32>, %[[A:.*]]: vector<2xi32>, %[[B:.*]]: vector<3xi32>)
+// CHECK-NEXT:    %[[E:.*]] = vector.shuffle %[[W]], %[[W]] [0, 2, 4, 6] : vector<7xf32>, vector<7xf32>
+// CHECK-NEXT:    %[[C:.*]] = vector.shuffle %[[A]], %[[B]] [4, 0, 1] {test.tag} : vector<2xi32>, vector<3xi32>
+// CHECK-NEXT:    "test.use"(%[[E]], %[[C]]) : (vector<4xf32>, vector<3xi32>) -> ()
+// GENERIC-LABEL: sym_name = "shuffle"
+// GENERIC:       "vector.shuffle"(%arg0, %arg0) <{mask = array<i64: 0, 2, 4, 6>}> : (vector<7xf32>, vector<7xf32>) -> vector<4xf32>
+// GENERIC-NEXT:  "vector.shuffle"(%arg1, %arg2) <{mask = array<i64: 4, 0, 1>}> {test.tag} : (vector<2xi32>, vector<3xi32>) -> vector<3xi32>
+func.func @shuffle(%w: vector<7xf32>, %a: vector<2xi32>, %b: vector<3xi32>) {
+  %e = vector.shuffle %w, %w [0, 2, 4, 6] : vector<7xf32>, vector<7xf32>
+  %c = vector.shuffle %a, %b [4, 0, 1] {test.tag} : vector<2xi32>, vector<3xi32>
+  "test.use"(%e, %c) : (vector<4xf32>, vector<3xi32>) -> ()
+  return
+}
