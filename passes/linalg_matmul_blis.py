@@ -163,9 +163,12 @@ Numerics. The kernel accumulates in float32 with fused multiply-adds from zero a
 partial sums into C (BLIS's beta = 1), so C's initial value is included and a K loop of length
 0 leaves C alone (where a zero fill was folded, the first block's sums are stored: beta = 0
 once, the same values). A side of several factors (a folded batchnorm's scale times the
-filter) is multiplied out in float32 while packing. The blocking reassociates the op's
-sequential sum: results are not bit-equal to lower-linalg-to-loop's. The float32 accumulators
-run `chunk` (128) k steps before they are added into C: with an f64 C the chunks add up
+filter) is multiplied out in float32 while packing, but for A's factors on M alone (the
+batchnorm scale of a filter gradient's dz): those multiply the tile's sums once per chunk
+(`nest.row_factors`; the CNN step of examples/cnn.irk, 1 thread, 0.656 -> 0.642 ms). The
+blocking reassociates the op's sequential sum: results are not bit-equal to
+lower-linalg-to-loop's. The float32 accumulators run `chunk` (128) k steps before they are
+added into C: with an f64 C the chunks add up
 without further loss, so the error is that of float32 sums of 128 products, combined.
 Measured max |error| / sum|a*b| over 1024 x 1024 outputs of positive data (the worst case: no
 cancellation), in units of eps32, against the C * log2(K) bound of

@@ -95,6 +95,7 @@ class Dot(Blis):
     index arithmetic, operand reads, epilogue and stores, with its own loops."""
 
     def emit(self) -> None:
+        assert not self.row_factors, "dot_wins takes one factor a side"
         c, s, e, top = self.c, self.s, self.e, self.top
         self.M, self.N, self.K = (self.flat_size(g) for g in (c.m, c.n, c.k))
         n, k = c.static(c.n), c.static(c.k)

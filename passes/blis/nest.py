@@ -22,7 +22,7 @@ vectors 0.86.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from irkit.attributes import FloatAttr, IntegerAttr
 from irkit.builder import Builder
@@ -151,6 +151,18 @@ def _pieces(n: int, lanes: int) -> list[int]:
         out.append(width)
         n -= width
     return out
+
+
+def row_factors(c: Contraction) -> tuple[list[Factor], list[Factor]]:
+    """(A's factors that read no K dim, the others), where A has both kinds: a factor on M
+    (and batch) dims only is the same for every k of a row, so it multiplies a tile's sums
+    at the store instead of every element of A (`Blis.scale_rows`). A filter gradient's A
+    is dz times the batchnorm scale (one per filter, M): packed as a product, by a copy
+    into the k-major panel that stored one float per 32 bytes; dz alone is read where it
+    lies."""
+    rows = [f for f in c.a if not f.dims() & set(c.k)]
+    rest = [f for f in c.a if f.dims() & set(c.k)]
+    return (rows, rest) if rows and rest else ([], c.a)
 
 
 def b_readable(c: Contraction, lanes: int) -> bool:
@@ -342,6 +354,9 @@ class Blis:
                  threads: bool, overwrite: bool, l2_bytes: int,
                  epilogue: Epilogue | None = None, direct_a: bool = True,
                  direct_b_tiles: int = 0) -> None:
+        #: A's factors on M dims only, applied to the tile's sums (`row_factors`)
+        self.row_factors, a = row_factors(c)
+        c = replace(c, a=a)
         self.c, self.s, self.threads, self.overwrite = c, s, threads, overwrite
         self.l2_bytes = l2_bytes
         self.a_direct = direct_a and not self.a_once() and self.a_readable()
@@ -748,7 +763,7 @@ class Blis:
 
                 def chunk(b4: Builder, k0: Index, _) -> None:
                     k1 = e.min(b4, kb, e.add(b4, k0, s.chunk))
-                    accs = self.kernel(b4, a_at, b_at, k0, k1)
+                    accs = self.scale_rows(b4, self.kernel(b4, a_at, b_at, k0, k1), m0)
                     tile = (accs, scratch, m0, n0)
                     if self.ep is None:
                         self.partial(b4, tile, pc, k0)
@@ -850,6 +865,29 @@ class Blis:
                         for j in range(nv)]
             return out
         return e.for_(b, k0, k1, 1, step, [zero] * (s.mr * nv))
+
+    def scale_rows(self, b: Builder, accs: list[Value], m0: Value) -> list[Value]:
+        """The tile's sums times A's row factors (`row_factors`) at each row, before
+        anything adds them anywhere: `s[m] * sum_k a[m, k] b[k, n]`, the sum of the
+        products (rounded differently: the scale once per chunk, not per product). Rows
+        past M read row M - 1 (their sums are never stored)."""
+        if not self.row_factors:
+            return accs
+        e, c, s, loc = self.e, self.c, self.s, self.e.location
+        nv = len(accs) // s.mr
+        m = c.static(c.m)
+        last = None if m is not None and m % s.mr == 0 else e.sub(b, self.M, 1)
+        out = list(accs)
+        for r in range(s.mr):
+            row = e.add(b, m0, r)
+            dims = dict(self.ivs) | self.split(b, row if last is None else e.min(b, row, last),
+                                               c.m)
+            x = b.create(BroadcastOp, self.product(b, self.row_factors, dims),
+                         result_types=[self.vec], location=loc).result
+            for j in range(nv):
+                out[r * nv + j] = b.create(arith.MulFOp, out[r * nv + j], x,
+                                           location=loc).result
+        return out
 
     def partial(self, b: Builder, tile: tuple, pc: Value, k0: Index) -> None:
         """Add a tile's sums into C (store them, in the first K step where the fill was

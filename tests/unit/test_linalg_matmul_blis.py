@@ -1090,3 +1090,38 @@ def test_epilogue_with_scalar_inputs():
     out = np.full((19, 48), np.nan, np.float32)
     Interpreter(after).call(lookup_symbol_in(after, "f"), [a, b, lr, w, out])
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+ROW_SCALED = """
+func.func @f(%a: memref<?x{k}xf32>, %s: memref<?xf32>, %b: memref<{k}x{n}xf32>,
+             %c: memref<?x{n}xf32>) {{
+  linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d0)>,
+                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}}
+      ins(%a, %s, %b : memref<?x{k}xf32>, memref<?xf32>, memref<{k}x{n}xf32>)
+      outs(%c : memref<?x{n}xf32>) {{
+  ^bb0(%x: f32, %g: f32, %y: f32, %acc: f32):
+    %xs = arith.mulf %x, %g : f32
+    %p = arith.mulf %xs, %y : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  }}
+  return
+}}"""
+
+
+@pytest.mark.parametrize("m, n, k", [(1, 16, 8), (13, 48, 300), (40, 64, 33)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_factor_on_rows_scales_the_sums(m, n, k, threads):
+    """C += (a * s[m]) @ b with s on M only: the nest multiplies each row's sums by s (its
+    partial sums of every K chunk and block, and the edge rows), computing what the op
+    does within the blocked sum's rounding."""
+    f = jit(ROW_SCALED.format(n=n, k=k), threads, mr=6, kc=64, chunk=32)
+    a, b, _, _ = operands(m, n, k, seed=m)
+    s = np.random.default_rng(k).standard_normal(m).astype(np.float32)
+    c0 = np.random.default_rng(n).standard_normal((m, n)).astype(np.float32)
+    got = c0.copy()
+    f(a, s, b, got)
+    check(got, a * s[:, None], b, c0, 1e-5)

@@ -10,6 +10,7 @@
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-dynamic=64 direct-b-tiles=0}' | FileCheck %s --check-prefix=DYN
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 min-flops=0 direct-b-tiles=4}' | FileCheck %s --check-prefix=XW
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-dynamic=0 direct-b-tiles=0}' | FileCheck %s --check-prefix=DYN0
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 min-flops=0}' | FileCheck %s --check-prefix=SCALED
 
 // A float32 contraction on memrefs becomes BLIS's nest: B packed into zero-padded
 // kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
@@ -595,5 +596,37 @@ func.func @dynamic_k(%a: memref<?x16xf32>, %b: memref<?x32xf32>, %y: memref<16x3
 // XW:         arith.addf %{{.*}}, %[[ACC]]#0 : vector<8xf32>
 func.func @xw(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>) {
   linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x32xf32>) outs(%c : memref<?x32xf32>)
+  return
+}
+
+// A factor of A on M alone (a batchnorm scale times dz, in a filter gradient) multiplies the
+// tile's sums once per row after the k loop, not every element of A: A is then one factor,
+// read where it lies, with no product in the k loop.
+// SCALED-LABEL: func.func @row_scaled(
+// SCALED-SAME:      %[[A:[^:]*]]: memref<8x64xf32>, %[[S:[^:]*]]: memref<8xf32>, %[[B:[^:]*]]: memref<64x32xf32>, %[[C:[^:]*]]: memref<8x32xf32>)
+// SCALED:         %[[SUMS:.*]]:4 = loop.for
+// SCALED-NOT:       arith.mulf
+// SCALED:           %[[X:.*]] = memory.load %[[A]][%[[ROW:.*]], %{{.*}}] : memref<8x64xf32>
+// SCALED-NEXT:      vector.broadcast %[[X]] : f32 to vector<8xf32>
+// SCALED-NEXT:      math.fma
+// SCALED:         %[[G:.*]] = memory.load %[[S]][%[[ROW]]] : memref<8xf32>
+// SCALED-NEXT:    %[[GV:.*]] = vector.broadcast %[[G]] : f32 to vector<8xf32>
+// SCALED-NEXT:    %[[P:.*]] = arith.mulf %[[SUMS]]#0, %[[GV]] : vector<8xf32>
+// SCALED-NEXT:    arith.mulf %[[SUMS]]#1, %[[GV]] : vector<8xf32>
+// SCALED:         %[[OLD:.*]] = memory.vector_load %[[C]][%[[ROW]], %{{.*}}] : memref<8x32xf32>, vector<8xf32>
+// SCALED-NEXT:    arith.addf %[[OLD]], %[[P]] : vector<8xf32>
+func.func @row_scaled(%a: memref<8x64xf32>, %s: memref<8xf32>, %b: memref<64x32xf32>, %c: memref<8x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d0)>,
+                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %s, %b : memref<8x64xf32>, memref<8xf32>, memref<64x32xf32>) outs(%c : memref<8x32xf32>) {
+  ^bb0(%x: f32, %g: f32, %y: f32, %acc: f32):
+    %xs = arith.mulf %x, %g : f32
+    %p = arith.mulf %xs, %y : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  }
   return
 }
