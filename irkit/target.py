@@ -134,7 +134,7 @@ VECTORIZED_ATTRIBUTE = "irkit.vectorized"
 #: the module attribute naming the CPU the passes size code for where it is not this
 #: machine (module docstring): {name = "x86-64-v3", vector_bits = 256 : i64,
 #: vector_registers = 16 : i64, llc_bytes = 33554432 : i64, fma = true}; `fma` may be left
-#: out (true: every CPU with 256-bit vectors since 2013 and every ARMv8 has one)
+#: out (then true, as irkit assumed before the attribute said; the drivers always write it)
 TARGET_ATTRIBUTE = "irkit.target"
 _FIELDS = ("vector_bits", "vector_registers", "llc_bytes")
 
