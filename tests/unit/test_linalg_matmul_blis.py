@@ -1125,3 +1125,57 @@ def test_a_factor_on_rows_scales_the_sums(m, n, k, threads):
     got = c0.copy()
     f(a, s, b, got)
     check(got, a * s[:, None], b, c0, 1e-5)
+
+
+PER_IMAGE = """
+func.func @f(%a: memref<?x8x72xf32>, %b: memref<?x9x72xf32>, %c: memref<8x9xf64>) {{
+  {fill}
+  linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d2, d0, d3)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d2, d1, d3)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}}
+      ins(%a, %b : memref<?x8x72xf32>, memref<?x9x72xf32>) outs(%c : memref<8x9xf64>) {{
+  ^bb0(%x: f32, %y: f32, %s: f64):
+    %p = arith.mulf %x, %y : f32
+    %w = arith.extf %p : f32 to f64
+    %t = arith.addf %s, %w : f64
+    linalg.yield %t : f64
+  }}
+  return
+}}"""
+
+
+@pytest.mark.parametrize("images", [0, 1, 5, 64])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("fill", [False, True])
+def test_one_row_block_over_images_splits_per_image(images, threads, fill):
+    """A filter gradient's shape (M = 8 one row block, K = images x 72): the nest runs per
+    image into partial sums, split between threads, then adds them into C, from 0 where
+    the zero fill was folded (its fill gone), else onto C's value; no images leaves C as
+    the fill or as it was."""
+    src = PER_IMAGE.format(fill="%z = arith.constant 0.0 : f64\n  linalg.fill ins(%z : f64) "
+                                "outs(%c : memref<8x9xf64>)" if fill else "")
+    m = transformed(src)
+    text = str(m)
+    assert "memory.alloc(%" in text and "x8x9xf64>" in text, text      # the partial sums
+    assert "linalg.fill" not in text
+    PassManager.parse(LOWER).run(m)
+    f = compile_module(m, 2, threads=threads).f
+    rng = np.random.default_rng(images)
+    a = rng.standard_normal((images, 8, 72)).astype(np.float32)
+    b = rng.standard_normal((images, 9, 72)).astype(np.float32)
+    c0 = rng.standard_normal((8, 9))
+    got = c0.copy()
+    f(a, b, got)
+    want = (0 if fill else c0) + np.einsum("nfp,njp->fj", a.astype(np.float64),
+                                           b.astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_no_split_without_threads_or_for_little_work_per_image():
+    """Sequential (`parallel=false`) or with less than `MIN_IMAGE_K` of K per image, the nest
+    runs over all of K, as before: no partial sums."""
+    src = PER_IMAGE.format(fill="")
+    assert "x8x9xf64>" not in str(transformed(src, parallel=False))
+    small = src.replace("72", "32")
+    assert "x8x9xf64>" not in str(transformed(small))

@@ -11,6 +11,7 @@
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 min-flops=0 direct-b-tiles=4}' | FileCheck %s --check-prefix=XW
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-dynamic=0 direct-b-tiles=0}' | FileCheck %s --check-prefix=DYN0
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 min-flops=0}' | FileCheck %s --check-prefix=SCALED
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{min-flops=0 lanes=8}' | FileCheck %s --check-prefix=PERIMG
 
 // A float32 contraction on memrefs becomes BLIS's nest: B packed into zero-padded
 // kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
@@ -627,6 +628,40 @@ func.func @row_scaled(%a: memref<8x64xf32>, %s: memref<8xf32>, %b: memref<64x32x
     %p = arith.mulf %xs, %y : f32
     %t = arith.addf %acc, %p : f32
     linalg.yield %t : f32
+  }
+  return
+}
+
+// A filter gradient's shape: M (8) is one row block, K runs over the images (dynamic) and
+// 72 values each. Split between threads by rows it would be one thread's: the nest runs
+// per image instead (a parallel loop), into partial sums P[image, m, n], and then each
+// element of C is their sum (from 0: the zero fill is folded away).
+// PERIMG-LABEL: func.func @per_image(
+// PERIMG-SAME:      %[[A:[^:]*]]: memref<?x8x72xf32>, %{{[^:]*}}: memref<?x9x72xf32>, %[[C:[^:]*]]: memref<8x9xf64>)
+// PERIMG-NOT:     linalg.fill
+// PERIMG:         %[[N:.*]] = memory.dim %[[A]], 0 : memref<?x8x72xf32>
+// PERIMG-NEXT:    %[[P:.*]] = memory.alloc(%[[N]]) : memref<?x8x9xf64>
+// PERIMG:         loop.parallel (%[[IMG:[^)]*]]) =
+// PERIMG:         memory.vector_store %{{.*}}, %[[P]][%[[IMG]], %{{.*}}, %{{.*}}] : memref<?x8x9xf64>, vector<8xf64>
+// PERIMG:         %[[IMAGES:.*]] = memory.dim %[[P]], 0 : memref<?x8x9xf64>
+// PERIMG-NEXT:    loop.parallel (%[[I:[^,]*]], %[[J:[^)]*]]) =
+// PERIMG:           loop.for %[[K:[^ ]*]] = %{{.*}} to %[[IMAGES]] step
+// PERIMG-NEXT:        memory.load %[[P]][%[[K]], %[[I]], %[[J]]] : memref<?x8x9xf64>
+// PERIMG:           memory.store %{{.*}}, %[[C]][%[[I]], %[[J]]] : memref<8x9xf64>
+// PERIMG:         memory.dealloc %[[P]] : memref<?x8x9xf64>
+func.func @per_image(%a: memref<?x8x72xf32>, %b: memref<?x9x72xf32>, %c: memref<8x9xf64>) {
+  %z = arith.constant 0.0 : f64
+  linalg.fill ins(%z : f64) outs(%c : memref<8x9xf64>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d2, d0, d3)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d2, d1, d3)>,
+                                   affine_map<(d0, d1, d2, d3) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : memref<?x8x72xf32>, memref<?x9x72xf32>) outs(%c : memref<8x9xf64>) {
+  ^bb0(%x: f32, %y: f32, %s: f64):
+    %p = arith.mulf %x, %y : f32
+    %w = arith.extf %p : f32 to f64
+    %t = arith.addf %s, %w : f64
+    linalg.yield %t : f64
   }
   return
 }
