@@ -180,8 +180,8 @@ batchnorm scale of a filter gradient's dz): those multiply the tile's sums once 
 (`nest.row_factors`; the CNN step of examples/cnn.irk, 1 thread, 0.656 -> 0.642 ms). The
 blocking reassociates the op's sequential sum: results are not bit-equal to
 lower-linalg-to-loop's. The float32 accumulators run `chunk` (128) k steps before they are
-added into C: with an f64 C the chunks add up
-without further loss, so the error is that of float32 sums of 128 products, combined.
+added into C: with an f64 C the chunks add up without further loss, so the error is that of
+float32 sums of 128 products, combined.
 Measured max |error| / sum|a*b| over 1024 x 1024 outputs of positive data (the worst case: no
 cancellation), in units of eps32, against the C * log2(K) bound of
 tests/unit/test_reduction_accuracy.py: K = 1024: 1.17 (chunk 64), 2.28 (128), 4.96 (256),
