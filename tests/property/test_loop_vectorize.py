@@ -189,3 +189,41 @@ def test_strided_loads_keep_the_interpreters_results(stride, offset, n, width, s
     compiled = np.empty(n, np.float32)
     compile_module(vector).f(x, compiled)
     np.testing.assert_array_equal(compiled, want)
+
+
+STRIDED_MAX = """
+func.func @f(%x: memref<?xf32>, %n: index) -> f32 {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = arith.constant {stride} : index
+  %off = arith.constant {offset} : index
+  %init = arith.constant 0xFF800000 : f32
+  %r = loop.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (f32) {{
+    %si = arith.muli %i, %s : index
+    %j = arith.addi %si, %off : index
+    %v = memory.load %x[%j] : memref<?xf32>
+    %m = arith.maximumf %acc, %v : f32
+    loop.yield %m : f32
+  }}
+  return %r : f32
+}}
+"""
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(1, 4), st.integers(0, 3), st.integers(0, 40), st.sampled_from([4, 8, 16]))
+def test_strided_loads_in_a_reduction_loop(stride, offset, n, width):
+    """The same strided load in a `loop.for` carrying a maximum (the reduction shape): the
+    lanes' partial maxima read every `s`-th element through the shuffle, the buffer exactly
+    as long as the last iteration needs; interpreted before and after, and compiled, the
+    maximum is the same."""
+    scalar = parse_module(STRIDED_MAX.format(stride=stride, offset=offset))
+    vector = lowered(scalar, f"loop-vectorize{{width={width}}},canonicalize,cse")
+    assert ("vector.shuffle" in str(vector)) == (stride > 1)
+    x = np.random.default_rng(stride * 100 + n).normal(
+        size=stride * max(n - 1, 0) + offset + 1).astype(np.float32)
+    want = np.float32(np.max(x[offset::stride][:n], initial=-np.inf))
+    for module in (scalar, vector):
+        got = Interpreter(module).call(lookup_symbol_in(module, "f"), [x, n])[0]
+        assert np.float32(got) == want
+    assert np.float32(compile_module(vector).f(x, n)) == want
