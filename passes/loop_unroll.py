@@ -30,10 +30,10 @@ copies of its body, with the induction variable a constant in each. The shared h
 
 In the pipeline. The `loop` row runs `loop-unroll{factor=1 full-threshold=8 full-ops=128
 nests=true vectors=false}` after `loop-vectorize`: what it finds there are the short scalar
-loops vectorization left: a pooling window's rows and columns where they stay scalar (the
-max-pool gradient's argmax), the odd last element of a row, a tile's edge. LLVM's unroller is off (llvm_cpu's
-`_optimize`: irkit's loops come unrolled and vectorized from the IR), so such a loop stayed a
-loop. Straight-line, the window's index arithmetic folds to constants and its
+loops vectorization left: a pooling window's rows and columns where they stay scalar, the
+odd last element of a row, a tile's edge. LLVM's unroller is off (llvm_cpu's `_optimize`:
+irkit's loops come unrolled and vectorized from the IR), so such a loop stayed a loop.
+Straight-line, the window's index arithmetic folds to constants and its
 first-element test (an argmax's "is this the window's first point") disappears, and the
 loop control goes. Loops that make vectors are left alone (`vectors=false`): they are the
 BLIS nest's edge and epilogue loops, rolled on purpose for code size. `full-ops` bounds the

@@ -799,15 +799,20 @@ class Blis:
                             location=self.e.location).result
         return at
 
-    def a_rows(self, b: Builder, m0: Value, pc: Value):
-        """A's value at tile row `r` and step `k`, read from A itself (`a_direct`): rows
-        past M read row M - 1 instead (their sums are never stored; no read out of bounds),
-        each row's index made once per tile, before the k loop."""
+    def tile_rows(self, b: Builder, m0: Value) -> list[dict[int, Index]]:
+        """The M dims of each row of the tile at `m0`, rows past M clamped to row M - 1
+        (their sums are never stored; what is read for them stays in bounds)."""
         e, c, s = self.e, self.c, self.s
         m = c.static(c.m)
         last = None if m is not None and m % s.mr == 0 else e.sub(b, self.M, 1)
-        rows = [self.split(b, e.add(b, m0, r) if last is None else
+        return [self.split(b, e.add(b, m0, r) if last is None else
                            e.min(b, e.add(b, m0, r), last), c.m) for r in range(s.mr)]
+
+    def a_rows(self, b: Builder, m0: Value, pc: Value):
+        """A's value at tile row `r` and step `k`, read from A itself (`a_direct`) at the
+        tile's rows (`tile_rows`), each row's index made once per tile, before the k loop."""
+        e, c = self.e, self.c
+        rows = self.tile_rows(b, m0)
 
         def at(b2: Builder, k: Value, r: int) -> Value:
             dims = dict(self.ivs) | rows[r] | self.split(b2, e.add(b2, pc, k), c.k)
@@ -870,18 +875,14 @@ class Blis:
         """The tile's sums times A's row factors (`row_factors`) at each row, before
         anything adds them anywhere: `s[m] * sum_k a[m, k] b[k, n]`, the sum of the
         products (rounded differently: the scale once per chunk, not per product). Rows
-        past M read row M - 1 (their sums are never stored)."""
+        past M read row M - 1 (`tile_rows`; their sums are never stored)."""
         if not self.row_factors:
             return accs
-        e, c, s, loc = self.e, self.c, self.s, self.e.location
-        nv = len(accs) // s.mr
-        m = c.static(c.m)
-        last = None if m is not None and m % s.mr == 0 else e.sub(b, self.M, 1)
+        loc = self.e.location
+        nv = len(accs) // self.s.mr
         out = list(accs)
-        for r in range(s.mr):
-            row = e.add(b, m0, r)
-            dims = dict(self.ivs) | self.split(b, row if last is None else e.min(b, row, last),
-                                               c.m)
+        for r, row in enumerate(self.tile_rows(b, m0)):
+            dims = dict(self.ivs) | row
             x = b.create(BroadcastOp, self.product(b, self.row_factors, dims),
                          result_types=[self.vec], location=loc).result
             for j in range(nv):
