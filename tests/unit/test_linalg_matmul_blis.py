@@ -238,20 +238,24 @@ def test_n_in_one_tile_reads_a_in_place(layout, threads):
 
 
 @pytest.mark.parametrize("m, n, k", [(1, 10, 16), (6, 10, 20), (100, 10, 784), (33, 5, 100),
-                                     (8, 3, 8), (13, 11, 257)])
+                                     (8, 3, 8), (13, 11, 257), (9, 6, 24)])
+@pytest.mark.parametrize("layout", ["nn", "nt"])
 @pytest.mark.parametrize("widened", [False, True])
-def test_few_columns_as_dot_products(m, n, k, widened):
+def test_few_columns_as_dot_products(m, n, k, layout, widened):
     """N leaves most lanes idle and A is read along K: dot products (vector.reduction in
-    the IR, no packed B panel), C's old value added (no fill folded), every row once."""
-    src = generic(m, n, k, widened=widened)
+    the IR, no packed B panel), C's old value added (no fill folded), every row once. B is
+    transposed into Bt by whole groups of 8 rows in registers (vector.shuffle) where its
+    rows hold the N columns side by side ("nn"), the rest element by element."""
+    src = generic(m, n, k, layout, widened=widened)
     ir = str(transformed(src, lanes=8))
     assert "vector.reduction <add>" in ir and f"memref<{n}x{k}xf32>" in ir
+    assert ("vector.shuffle" in ir) == (layout == "nn" and k >= 8)
     f = jit(src, lanes=8)
-    a, b, _, _ = operands(m, n, k, seed=m + n + k)
+    a, b, _, bl = operands(m, n, k, layout, seed=m + n + k)
     c0 = np.random.default_rng(2).standard_normal((m, n)).astype(
         np.float64 if widened else np.float32)
     c = c0.copy()
-    f(a, b, c)
+    f(a, bl, c)
     check(c, a, b, c0, 2.0**-21 * max(8, np.sqrt(k)))
 
 

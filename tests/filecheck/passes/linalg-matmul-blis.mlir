@@ -416,16 +416,28 @@ func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x
 // FEW:           memory.alloc() : memref<8x32x2xf32>
 // With the default tile, N = 10 leaves 6 of 16 lanes idle (10 of 16 with lanes = 8): A is read
 // along K at stride 1, so the op runs as dot products along K instead (passes/blis/dot.py).
-// B is transposed once into Bt (10 x 64); each tile of 4 rows (rows past M read row M - 1)
-// and each group of 5 columns keeps 20 vector accumulators over k in steps of 8, sums their
-// lanes (a reassociated reduction), and adds each sum into C, rows past M never stored.
-// Without dot and transpose the BLIS tile of 16 columns stays (NTILE).
+// B is transposed once into Bt (10 x 64), 8 rows at a time in registers: each row of B one
+// vector of its 10 columns, the 8 laid end to end by shuffles, column j every 10th of those 80
+// elements from j on, stored as one vector of Bt's row j. Each tile of 4 rows (rows past M
+// read row M - 1) and each group of 5 columns keeps 20 vector accumulators over k in steps of
+// 8, sums their lanes (a reassociated reduction), and adds each sum into C, rows past M
+// never stored. Without dot and transpose the BLIS tile of 16 columns stays (NTILE).
 // SKINNY-LABEL: func.func @skinny(
 // SKINNY-SAME:      %[[A:[^:]*]]: memref<?x64xf32>, %[[B:[^:]*]]: memref<64x10xf32>, %[[C:[^:]*]]: memref<?x10xf32>
 // SKINNY:         %[[M:.*]] = memory.dim %[[A]], 0
 // SKINNY:         %[[BT:.*]] = memory.alloc() : memref<10x64xf32>
-// SKINNY:         %[[X:.*]] = memory.load %[[B]][%[[K:.*]], %[[J:.*]]] : memref<64x10xf32>
-// SKINNY-NEXT:    memory.store %[[X]], %[[BT]][%[[J]], %[[K]]] : memref<10x64xf32>
+// SKINNY:         loop.for %[[K:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step %{{[^ ]*}} {
+// SKINNY-NEXT:      %[[R0:[^ ]*]] = memory.vector_load %[[B]][%[[K]], %{{[^]]*}}] : memref<64x10xf32>, vector<10xf32>
+// SKINNY-COUNT-7:   memory.vector_load %[[B]][{{.*}} : memref<64x10xf32>, vector<10xf32>
+// SKINNY-NEXT:      vector.shuffle %[[R0]], %{{[^ ]*}} [0, 1, {{.*}}, 18, 19] : vector<10xf32>, vector<10xf32>
+// SKINNY:           %[[ROWS:[^ ]*]] = vector.shuffle {{.*}} : vector<40xf32>, vector<40xf32>
+// SKINNY-NEXT:      %[[COL0:[^ ]*]] = vector.shuffle %[[ROWS]], %[[ROWS]] [0, 10, 20, 30, 40, 50, 60, 70] : vector<80xf32>, vector<80xf32>
+// SKINNY-NEXT:      memory.vector_store %[[COL0]], %[[BT]][%{{[^,]*}}, %[[K]]] : memref<10x64xf32>, vector<8xf32>
+// SKINNY-NEXT:      vector.shuffle %[[ROWS]], %[[ROWS]] [1, 11, 21, 31, 41, 51, 61, 71]
+// SKINNY:           vector.shuffle %[[ROWS]], %[[ROWS]] [9, 19, 29, 39, 49, 59, 69, 79]
+// SKINNY-NEXT:      memory.vector_store
+// SKINNY-NEXT:    }
+// SKINNY-NOT:     memory.store
 // SKINNY:         loop.parallel
 // SKINNY:           %[[LAST:.*]] = arith.subi %[[M]], %{{.*}} : index
 // SKINNY:           %[[ROW0:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
@@ -453,10 +465,17 @@ func.func @skinny(%a: memref<?x64xf32>, %b: memref<64x10xf32>, %c: memref<?x10xf
 }
 
 // K = 20 is two vectors of 8 and a tail of 4: the tail's products are added to the lanes'
-// sums one k at a time (scalar loads and fmas); M = 6 is no multiple of the 4 rows, so each
-// row's store is guarded.
+// sums one k at a time (scalar loads and fmas), as B's last 4 rows are transposed element by
+// element; M = 6 is no multiple of the 4 rows, so each row's store is guarded.
 // SKINNY-LABEL: func.func @skinny_tail(
-// SKINNY-SAME:      %[[A:[^:]*]]: memref<6x20xf32>
+// SKINNY-SAME:      %[[A:[^:]*]]: memref<6x20xf32>, %[[B:[^:]*]]: memref<20x10xf32>
+// SKINNY:           %[[BT:.*]] = memory.alloc() : memref<10x20xf32>
+// SKINNY:           loop.for %{{[^ ]*}} = %{{[^ ]*}} to %[[R16:[^ ]*]] step
+// SKINNY:             memory.vector_store %{{[^ ]*}}, %[[BT]]
+// SKINNY:           loop.for %[[R:[^ ]*]] = %[[R16]] to
+// SKINNY-NEXT:        loop.for %[[J:[^ ]*]] =
+// SKINNY-NEXT:          %[[X:[^ ]*]] = memory.load %[[B]][%[[R]], %[[J]]] : memref<20x10xf32>
+// SKINNY-NEXT:          memory.store %[[X]], %[[BT]][%[[J]], %[[R]]] : memref<10x20xf32>
 // SKINNY:           loop.for %{{.*}} = %{{.*}} to %[[K16:[^ ]*]] step %{{[^ ]*}} iter_args(
 // SKINNY:           vector.reduction <add>
 // SKINNY:           loop.for %[[T:[^ ]*]] = %[[K16]] to %{{.*}} step %{{.*}} iter_args(
