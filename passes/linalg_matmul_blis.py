@@ -159,7 +159,12 @@ vectors run along another dim instead, every lane busy:
   read along M at stride 1 and M, static, is a multiple of the lanes (the weight gradients
   x^T @ dz and h^T @ dz): the same nest with B = x read where it lies by whole vectors
   (`nest.b_readable`: no packed B panel), dz^T packed as A, and C, whose rows now run
-  along the nest's M, stored element by element (its epilogue too, rows innermost).
+  along the nest's M, stored element by element, rows innermost; but where an epilogue
+  runs at the store and M is whole tiles (`Blis.by_columns`), the tile is transposed in
+  registers (`vector.shuffle`: its row vectors laid end to end, then interleaved) and
+  each of C's rows in the tile is one vector through the epilogue. The logistic
+  regression's x^T @ dz with SGD's update had spent a third of its time in the scalar
+  epilogue; its step (1 thread, `.so` builds alternated in one process) 47.7 -> 45.7 us.
 Measured (1 thread, median of 300 interleaved calls of the compiled function, load 1.2,
 numpy in the same rounds; the call itself costs about 12 us of Python): x @ w (100 x 10 x
 784) 42.3 against 55.4 us (numpy 29.8; the kernel 15.3 us in the training step's

@@ -57,7 +57,7 @@ from irkit.dialects.memory.view import strides_and_offset
 from irkit.dialects.vector import KIND_ATTRS, BroadcastOp, ReductionOp, ShuffleOp
 from irkit.passes.blis import epilogue as epilogues
 from irkit.passes.blis.contraction import Contraction
-from irkit.passes.blis.nest import Blis, Index, Schedule
+from irkit.passes.blis.nest import Blis, Index, Schedule, end_to_end
 
 
 def dot_wins(c: Contraction, lanes: int, chunk: int) -> bool:
@@ -161,15 +161,7 @@ class Dot(Blis):
             idx = [self.at(b, form, dims) for form in f.forms]
             parts.append(b.create(VectorLoadOp, f.buffer, idx,
                                   result_types=[VectorType((n,), F32)], location=loc).result)
-        while len(parts) > 1:                       # laid end to end, pairwise
-            joined = []
-            for x, y in zip(parts[::2], parts[1::2]):
-                size = x.type.shape[0] + y.type.shape[0]
-                joined.append(b.create(ShuffleOp, x, y, mask=DenseArrayAttr(I64, range(size)),
-                                       result_types=[VectorType((size,), F32)],
-                                       location=loc).result)
-            parts = joined + parts[len(joined) * 2:]
-        rows = parts[0]                             # rows[r * n + j] = B[k0 + r, j]
+        rows = end_to_end(b, parts, loc)            # rows[r * n + j] = B[k0 + r, j]
         for j in range(n):
             col = b.create(ShuffleOp, rows, rows,
                            mask=DenseArrayAttr(I64, range(j, lanes * n, n)),

@@ -185,13 +185,15 @@ def find(c: Contraction, following: list[Operation], own: set[Operation]) -> Epi
     return Epilogue(members, hoisted)
 
 
-def vector_ok(ep: Epilogue, c: Contraction) -> bool:
-    """Whether the epilogue can run on vectors of consecutive N positions: one N dim, and
-    every buffer it loads or stores either independent of it or indexed by it at stride 1
-    in its last index (module docstring)."""
-    if len(c.n) != 1:
+def vector_ok(ep: Epilogue, c: Contraction, along: list[int] | None = None) -> bool:
+    """Whether the epilogue can run on vectors of consecutive N positions (or of the
+    positions of the group of dims `along`: a swapped contraction's M, C's last index): one
+    dim, and every buffer it loads or stores either independent of it or indexed by it at
+    stride 1 in its last index (module docstring)."""
+    dims = c.n if along is None else along
+    if len(dims) != 1:
         return False
-    dn = c.n[0]
+    dn = dims[0]
     for m in ep.members:
         for buf, is_acc, forms in zip(m.op.structured_operands(), m.is_acc, m.forms):
             if is_acc:
@@ -206,11 +208,14 @@ def vector_ok(ep: Epilogue, c: Contraction) -> bool:
     return True
 
 
-def apply(ep: Epilogue, nest, b: Builder, value: Value, dims: dict, width: int) -> None:
-    """The members at the point `dims` (contraction dim -> index; its N dim the first of
-    `width` consecutive positions), the accumulator's argument being `value` (a scalar, or a
-    vector of `width`). `nest` is the `Blis` emitter (index arithmetic at linear forms)."""
+def apply(ep: Epilogue, nest, b: Builder, value: Value, dims: dict, width: int,
+          along: int | None = None) -> None:
+    """The members at the point `dims` (contraction dim -> index; its N dim, or the dim
+    `along`, the first of `width` consecutive positions), the accumulator's argument being
+    `value` (a scalar, or a vector of `width`). `nest` is the `Blis` emitter (index
+    arithmetic at linear forms)."""
     loc = nest.e.location
+    lane_dim = nest.c.n[0] if along is None else along
     stored: dict[Value, Value] = {}
     splats: dict[Value, Value] = {}
 
@@ -227,7 +232,7 @@ def apply(ep: Epilogue, nest, b: Builder, value: Value, dims: dict, width: int) 
 
     def load(buf: Value, forms: list[Linear]) -> Value:
         idx = [nest.at(b, f, dims) for f in forms]
-        if width > 1 and any(nest.c.n[0] in coefs for coefs, _ in forms):
+        if width > 1 and any(lane_dim in coefs for coefs, _ in forms):
             return b.create(VectorLoadOp, buf, idx, result_types=[vec(buf.type.element)],
                             location=loc).result
         return outside(b.create(LoadOp, buf, idx, location=loc).result)

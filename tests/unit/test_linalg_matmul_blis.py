@@ -316,6 +316,82 @@ def test_weight_gradient_swapped(m, k, threads):
     check(c, a, b, c0, 2.0**-21)
 
 
+def sgd_group(m: int, n: int) -> str:
+    """A weight gradient x^T @ dz (K, the batch, dynamic) into an f64 accumulator, with an
+    update at its store: w[i, j] -= 0.1 * trunc(acc[i, j]) - cj[j] * ri[i] (a value per
+    swapped M position, loaded as a vector, and one per swapped N position, broadcast)."""
+    return f"""
+func.func @f(%x: memref<?x{m}xf32>, %d: memref<?x{n}xf32>, %cj: memref<{n}xf32>,
+             %ri: memref<{m}xf32>, %w: memref<{m}x{n}xf32>) {{
+  %zero = arith.constant 0.0 : f64
+  %lr = arith.constant 0.1 : f32
+  fusion.group {{kind = "epilogue", outer_dims = 2 : i64}} {{
+    %acc = memory.alloc() : memref<{m}x{n}xf64>
+    linalg.fill ins(%zero : f64) outs(%acc : memref<{m}x{n}xf64>)
+    linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                     affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                     affine_map<(d0, d1, d2) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel", "reduction"]}}
+        ins(%x, %d : memref<?x{m}xf32>, memref<?x{n}xf32>) outs(%acc : memref<{m}x{n}xf64>) {{
+    ^bb0(%p: f32, %q: f32, %s: f64):
+      %t = arith.mulf %p, %q : f32
+      %e = arith.extf %t : f32 to f64
+      %u = arith.addf %s, %e : f64
+      linalg.yield %u : f64
+    }}
+    linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d1)>,
+                                     affine_map<(d0, d1) -> (d0)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel"]}}
+        ins(%w, %acc, %cj, %ri : memref<{m}x{n}xf32>, memref<{m}x{n}xf64>, memref<{n}xf32>,
+            memref<{m}xf32>) outs(%w : memref<{m}x{n}xf32>) {{
+    ^bb0(%old: f32, %g: f64, %c: f32, %r: f32, %o: f32):
+      %gt = arith.truncf %g : f64 to f32
+      %step = arith.mulf %gt, %lr : f32
+      %cr = arith.mulf %c, %r : f32
+      %v = arith.subf %step, %cr : f32
+      %new = arith.subf %old, %v : f32
+      linalg.yield %new : f32
+    }}
+    memory.dealloc %acc : memref<{m}x{n}xf64>
+  }}
+  return
+}}"""
+
+
+@pytest.mark.parametrize("m, n", [(64, 10), (40, 10), (24, 6), (32, 11)])
+@pytest.mark.parametrize("k", [1, 16, 70, 300])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_weight_gradient_swapped_with_its_update(m, n, k, threads):
+    """The swapped weight gradient's update at its store: where N is whole tiles of rows
+    (10 of 5 rows, 6 of 6) the tile is transposed in registers and each of C's rows is one
+    vector through the update (vector.shuffle in the IR, no scalar store into w); N = 11
+    (tiles of 6 rows) runs element by element. K against chunk 16 and
+    blocks of 32: one chunk, chunks waiting in the per-tile buffer, blocks in the f64
+    accumulator; M = 40 ends in a partial column tile."""
+    options = dict(lanes=8, chunk=16, kc_dynamic=32)
+    ir = str(transformed(sgd_group(m, n), **options))
+    assert swapped_ir(ir)
+    assert ("vector.shuffle" in ir) == (n != 11)
+    assert (re.search(r"memory.store %\S+, %arg4", ir) is None) == (n != 11)
+    f = jit(sgd_group(m, n), threads=threads, **options)
+    rng = np.random.default_rng(m + n + k)
+    x = rng.standard_normal((k, m)).astype(np.float32)
+    d = rng.standard_normal((k, n)).astype(np.float32)
+    cj = rng.standard_normal(n).astype(np.float32)
+    ri = rng.standard_normal(m).astype(np.float32)
+    w0 = rng.standard_normal((m, n)).astype(np.float32)
+    w = w0.copy()
+    f(x, d, cj, ri, w)
+    g = x.T.astype(np.float64) @ d.astype(np.float64)
+    want = w0 - (0.1 * g - np.outer(ri, cj))
+    scale = np.abs(w0) + 0.1 * (np.abs(x.T).astype(np.float64) @ np.abs(d)) + \
+        np.abs(np.outer(ri, cj))
+    np.testing.assert_array_less(np.abs(w - want), 2.0**-21 * scale + 1e-30)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_dot_products_with_an_epilogue(threads):
     """The epilogue run element by element at each dot product's store (M dynamic, rows

@@ -520,6 +520,63 @@ func.func @skinny_grad(%x: memref<?x64xf32>, %d: memref<?x10xf32>, %c: memref<64
   return
 }
 
+// The same weight gradient with SGD's update at its store, from the f64 accumulator of a
+// dynamic K (the batch). C's rows run along the swapped M, so a tile's column is 5 of C's
+// consecutive elements: the tile is transposed in registers, per 8 columns its 5 row vectors
+// (widened, plus the chunks that wait) laid end to end and interleaved by one shuffle into a
+// scratch of the tile's columns; then each column is one vector<5> through the update, plus
+// what earlier blocks left in C. Nothing is stored element by element.
+// SKINNY-LABEL: func.func @skinny_grad_sgd(
+// SKINNY-SAME:      %[[X:[^:]*]]: memref<?x64xf32>, %[[D:[^:]*]]: memref<?x10xf32>, %[[W:[^:]*]]: memref<64x10xf32>
+// SKINNY:           %[[ACC:.*]] = memory.alloc() : memref<64x10xf64>
+// SKINNY:           %[[COLS:.*]] = memory.alloc() : memref<160xf64>
+// SKINNY:           %[[ROWS:[^ ]*]] = vector.shuffle {{.*}} : vector<32xf64>, vector<8xf64>
+// SKINNY-NEXT:      %[[T:[^ ]*]] = vector.shuffle %[[ROWS]], %[[ROWS]] [0, 8, 16, 24, 32, 1, 9, {{.*}}, 31, 39] : vector<40xf64>, vector<40xf64>
+// SKINNY-NEXT:      memory.vector_store %[[T]], %[[COLS]][%{{[^]]*}}] : memref<160xf64>, vector<40xf64>
+// SKINNY:           loop.for %[[J:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step
+// SKINNY-NEXT:        %[[AT:[^ ]*]] = arith.muli %[[J]], %{{[^ ]*}} : index
+// SKINNY-NEXT:        memory.vector_load %[[COLS]][%[[AT]]] : memref<160xf64>, vector<5xf64>
+// SKINNY:               memory.vector_load %[[ACC]][{{.*}}] : memref<64x10xf64>, vector<5xf64>
+// SKINNY:             %[[OLD:[^ ]*]] = memory.vector_load %[[W]][%[[I:[^,]*]], %[[M0:[0-9a-z_%]*]]] : memref<64x10xf32>, vector<5xf32>
+// SKINNY-NEXT:        arith.truncf %{{[^ ]*}} : vector<5xf64> to vector<5xf32>
+// SKINNY:             %[[NEW:[^ ]*]] = arith.subf %[[OLD]], %{{[^ ]*}} : vector<5xf32>
+// SKINNY-NEXT:        memory.vector_store %[[NEW]], %[[W]][%[[I]], %[[M0]]] : memref<64x10xf32>, vector<5xf32>
+// SKINNY-NOT:       memory.store {{.*}} %[[W]]
+// SKINNY:           memory.dealloc %[[COLS]] : memref<160xf64>
+// SKINNY:         return
+func.func @skinny_grad_sgd(%x: memref<?x64xf32>, %d: memref<?x10xf32>, %w: memref<64x10xf32>) {
+  %zero = arith.constant 0.0 : f64
+  %lr = arith.constant 0.1 : f32
+  fusion.group {kind = "epilogue", outer_dims = 2 : i64} {
+    %acc = memory.alloc() : memref<64x10xf64>
+    linalg.fill ins(%zero : f64) outs(%acc : memref<64x10xf64>)
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                     affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                     affine_map<(d0, d1, d2) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x, %d : memref<?x64xf32>, memref<?x10xf32>) outs(%acc : memref<64x10xf64>) {
+    ^bb0(%p: f32, %q: f32, %s: f64):
+      %m = arith.mulf %p, %q : f32
+      %e = arith.extf %m : f32 to f64
+      %t = arith.addf %s, %e : f64
+      linalg.yield %t : f64
+    }
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%w, %acc : memref<64x10xf32>, memref<64x10xf64>) outs(%w : memref<64x10xf32>) {
+    ^bb0(%old: f32, %g: f64, %o: f32):
+      %gt = arith.truncf %g : f64 to f32
+      %step = arith.mulf %gt, %lr : f32
+      %new = arith.subf %old, %step : f32
+      linalg.yield %new : f32
+    }
+    memory.dealloc %acc : memref<64x10xf64>
+  }
+  return
+}
+
 // A weight gradient's A is the transposed activations (x^T @ dz): its one M dim is x's last
 // index, at stride 1. Packed (direct-a=false), its panels are copied k by k, each step
 // copying mr adjacent floats by vectors whose widths add up to mr (here one of 2), not row
