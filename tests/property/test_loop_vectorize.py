@@ -227,3 +227,64 @@ def test_strided_loads_in_a_reduction_loop(stride, offset, n, width):
         got = Interpreter(module).call(lookup_symbol_in(module, "f"), [x, n])[0]
         assert np.float32(got) == want
     assert np.float32(compile_module(vector).f(x, n)) == want
+
+
+
+LANE_NUMBERS = """
+func.func @f(%labels: memref<?xi32>, %out: memref<?x?xf32>, %lo: index) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = arith.constant {stride} : index
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %rows = memory.dim %out, 0 : memref<?x?xf32>
+  %cols = memory.dim %out, 1 : memref<?x?xf32>
+  loop.parallel (%r, %j) = (%c0, %lo) to (%rows, %cols) step (%c1, %c1) {{
+    %l = memory.load %labels[%r] : memref<?xi32>
+    %sj = arith.muli %j, %s : index
+    %p = {cast} %sj : index to {itype}
+    {label}
+    %eq = arith.cmpi eq, %lt, %p : {itype}
+    %v = arith.select %eq, %one, %zero : f32
+    memory.store %v, %out[%r, %j] : memref<?x?xf32>
+  }}
+  return
+}}
+"""
+
+#: the label (i32) in each compared type
+_LABEL = {"i64": "%lt = arith.extsi %l : i32 to i64",
+          "i32": "%lt = arith.addi %l, %l0 : i32",
+          "i16": "%lt = arith.trunci %l : i32 to i16"}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(1, 3), st.integers(0, 5), st.integers(1, 40), st.sampled_from([4, 8, 16]),
+       st.sampled_from(["i64", "i32", "i16"]), st.booleans())
+def test_lane_positions_as_integers(stride, lo, cols, width, itype, unsigned):
+    """A one-hot by position, `out[r, j] = labels[r] == s * j` for j from a dynamic `lo`:
+    the lane index cast to an integer becomes lane 0's cast splatted plus the constant
+    [0, s, 2s, ...]; interpreted before and after, and compiled, the same bits."""
+    cast = "arith.index_castui" if unsigned else "arith.index_cast"
+    text = LANE_NUMBERS.format(stride=stride, cast=cast, itype=itype, label=_LABEL[itype])
+    text = text.replace("%zero = arith.constant 0.0 : f32",
+                        "%zero = arith.constant 0.0 : f32\n  %l0 = arith.constant 0 : i32")
+    scalar = parse_module(text)
+    vector = lowered(scalar, f"loop-vectorize{{width={width}}},canonicalize,cse")
+    printed = str(vector)
+    offsets = ", ".join(str(stride * k) for k in range(width))
+    assert f"dense<[{offsets}]> : vector<{width}x{itype}>" in printed, printed
+    assert "memory.vector_store" in printed, printed
+    rows = 3
+    lo = min(lo, cols)
+    rng = np.random.default_rng(stride * 1000 + lo * 100 + cols)
+    labels = rng.integers(-2, stride * cols + 2, size=rows).astype(np.int32)
+    want = np.full((rows, cols), -1.0, np.float32)
+    want[:, lo:] = labels[:, None] == stride * np.arange(lo, cols)[None, :]
+    for module in (scalar, vector):
+        got = np.full((rows, cols), -1.0, np.float32)
+        Interpreter(module).call(lookup_symbol_in(module, "f"), [labels, got, lo])
+        np.testing.assert_array_equal(got, want)
+    got = np.full((rows, cols), -1.0, np.float32)
+    compile_module(vector).f(labels, got, lo)
+    np.testing.assert_array_equal(got, want)

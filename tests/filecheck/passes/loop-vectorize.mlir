@@ -225,6 +225,36 @@ func.func @gather(%idx: memref<?xi32>, %table: memref<?xf32>, %out: memref<?xf32
   return
 }
 
+// A lane index cast to an integer (a one-hot: the label compared with the column): lane
+// 0's index cast once and splatted, plus the lanes' offsets [0, 1, ..., 7].
+
+// CHECK-LABEL: func.func @one_hot(
+// CHECK-SAME:      %[[L:[^:]*]]: memref<?xi32>, %[[OUT:[^:]*]]: memref<?x?xf32>
+// CHECK:         loop.parallel (%[[R:[^,]*]], %[[J:[^)]*]]) =
+// CHECK:           %[[P:.*]] = arith.index_cast %[[J]] : index to i64
+// CHECK-NEXT:      %[[PS:.*]] = vector.broadcast %[[P]] : i64 to vector<8xi64>
+// CHECK-NEXT:      %[[STEP:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7]> : vector<8xi64>
+// CHECK-NEXT:      %[[PV:.*]] = arith.addi %[[PS]], %[[STEP]] : vector<8xi64>
+// CHECK:           arith.cmpi eq, %{{.*}}, %[[PV]] : vector<8xi64>
+// CHECK:           memory.vector_store %{{.*}}, %[[OUT]][%[[R]], %[[J]]] : memref<?x?xf32>, vector<8xf32>
+func.func @one_hot(%labels: memref<?xi32>, %out: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %rows = memory.dim %out, 0 : memref<?x?xf32>
+  %cols = memory.dim %out, 1 : memref<?x?xf32>
+  loop.parallel (%r, %j) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %l = memory.load %labels[%r] : memref<?xi32>
+    %lw = arith.extsi %l : i32 to i64
+    %p = arith.index_cast %j : index to i64
+    %eq = arith.cmpi eq, %lw, %p : i64
+    %v = arith.select %eq, %one, %zero : f32
+    memory.store %v, %out[%r, %j] : memref<?x?xf32>
+  }
+  return
+}
+
 // A column access (the lanes stride over rows) stays scalar too.
 
 // CHECK-LABEL: func.func @column(
