@@ -522,27 +522,31 @@ func.func @skinny_grad(%x: memref<?x64xf32>, %d: memref<?x10xf32>, %c: memref<64
 
 // The same weight gradient with SGD's update at its store, from the f64 accumulator of a
 // dynamic K (the batch). C's rows run along the swapped M, so a tile's column is 5 of C's
-// consecutive elements: the tile is transposed in registers, per 8 columns its 5 row vectors
-// (widened, plus the chunks that wait) laid end to end and interleaved by one shuffle into a
-// scratch of the tile's columns; then each column is one vector<5> through the update, plus
-// what earlier blocks left in C. Nothing is stored element by element.
+// consecutive elements: once per chunk, the tile is transposed in registers, per 8 columns
+// its 5 row vectors laid end to end and interleaved by one shuffle into a scratch of the
+// tile's columns (float32); then each column is one vector<5>, widened, plus what waits (in
+// the per-tile buffer, kept by columns too, and in C), through the update. Nothing is
+// stored element by element.
 // SKINNY-LABEL: func.func @skinny_grad_sgd(
 // SKINNY-SAME:      %[[X:[^:]*]]: memref<?x64xf32>, %[[D:[^:]*]]: memref<?x10xf32>, %[[W:[^:]*]]: memref<64x10xf32>
 // SKINNY:           %[[ACC:.*]] = memory.alloc() : memref<64x10xf64>
-// SKINNY:           %[[COLS:.*]] = memory.alloc() : memref<160xf64>
-// SKINNY:           %[[ROWS:[^ ]*]] = vector.shuffle {{.*}} : vector<32xf64>, vector<8xf64>
-// SKINNY-NEXT:      %[[T:[^ ]*]] = vector.shuffle %[[ROWS]], %[[ROWS]] [0, 8, 16, 24, 32, 1, 9, {{.*}}, 31, 39] : vector<40xf64>, vector<40xf64>
-// SKINNY-NEXT:      memory.vector_store %[[T]], %[[COLS]][%{{[^]]*}}] : memref<160xf64>, vector<40xf64>
+// SKINNY:           %[[COLS:[^ ]*]] = memory.alloc() : memref<160xf32>
+// SKINNY-NEXT:      %[[BUF:[^ ]*]] = memory.alloc() : memref<160xf64>
+// SKINNY:           %[[ROWS:[^ ]*]] = vector.shuffle {{.*}} : vector<32xf32>, vector<8xf32>
+// SKINNY-NEXT:      %[[T:[^ ]*]] = vector.shuffle %[[ROWS]], %[[ROWS]] [0, 8, 16, 24, 32, 1, 9, {{.*}}, 31, 39] : vector<40xf32>, vector<40xf32>
+// SKINNY-NEXT:      memory.vector_store %[[T]], %[[COLS]][%{{[^]]*}}] : memref<160xf32>, vector<40xf32>
 // SKINNY:           loop.for %[[J:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step
 // SKINNY-NEXT:        %[[AT:[^ ]*]] = arith.muli %[[J]], %{{[^ ]*}} : index
-// SKINNY-NEXT:        memory.vector_load %[[COLS]][%[[AT]]] : memref<160xf64>, vector<5xf64>
+// SKINNY-NEXT:        %[[G:[^ ]*]] = memory.vector_load %[[COLS]][%[[AT]]] : memref<160xf32>, vector<5xf32>
+// SKINNY-NEXT:        arith.extf %[[G]] : vector<5xf32> to vector<5xf64>
+// SKINNY:               memory.vector_load %[[BUF]][%[[AT]]] : memref<160xf64>, vector<5xf64>
 // SKINNY:               memory.vector_load %[[ACC]][{{.*}}] : memref<64x10xf64>, vector<5xf64>
 // SKINNY:             %[[OLD:[^ ]*]] = memory.vector_load %[[W]][%[[I:[^,]*]], %[[M0:[0-9a-z_%]*]]] : memref<64x10xf32>, vector<5xf32>
 // SKINNY-NEXT:        arith.truncf %{{[^ ]*}} : vector<5xf64> to vector<5xf32>
 // SKINNY:             %[[NEW:[^ ]*]] = arith.subf %[[OLD]], %{{[^ ]*}} : vector<5xf32>
 // SKINNY-NEXT:        memory.vector_store %[[NEW]], %[[W]][%[[I]], %[[M0]]] : memref<64x10xf32>, vector<5xf32>
 // SKINNY-NOT:       memory.store {{.*}} %[[W]]
-// SKINNY:           memory.dealloc %[[COLS]] : memref<160xf64>
+// SKINNY:           memory.dealloc %[[COLS]] : memref<160xf32>
 // SKINNY:         return
 func.func @skinny_grad_sgd(%x: memref<?x64xf32>, %d: memref<?x10xf32>, %w: memref<64x10xf32>) {
   %zero = arith.constant 0.0 : f64
