@@ -9,7 +9,8 @@ over `memref<64x64xf32>` indexes with constant strides and LLVM can vectorize it
 - `memory.alloc` / `memory.arena` call `malloc(bytes + 64)` and round the pointer up to a
   multiple of 64 (the alignment the interpreter promises; an `alignment` attribute may ask
   for more): `allocated` is what `malloc` returned, `aligned` the rounded pointer, as in
-  MLIR; `memory.dealloc` frees `allocated`.
+  MLIR; `memory.dealloc` frees `allocated`. `memory.alloca` is a 64-byte aligned `alloca`
+  in the entry block, both pointers the slot.
 - `memory.view` starts at `aligned + offset + byte_shift` of the byte buffer, contiguous.
 - `memory.subview` only computes a new descriptor (offset, sizes, strides).
 - `memory.copy` is one `memcpy` when both sides are contiguous by type, else a loop nest.
@@ -172,6 +173,29 @@ def _alloc(lw: FunctionLowering, op, args):
         raise lw.error(f"alignment {align} is not a power of two")
     allocated, aligned = _malloc_aligned(lw, nbytes, max(align, _ALIGNMENT))
     return make_descriptor(lw, t, allocated, aligned, ir.Constant(I64, 0), sizes, strides)
+
+
+@lowers("memory.alloca")
+def _alloca(lw: FunctionLowering, op, args):
+    """One stack slot in the entry block of the function being lowered (an outlined parallel
+    body's own, per thread): `memory.alloca` lives only until its block ends, so every
+    execution of it may take the same slot, and a loop around it never grows the stack."""
+    t = op.results[0].type
+    lw.value_type(t)
+    elem = storage_scalar(scalar_type(t.element, op))
+    count = 1
+    for d in t.shape:
+        count *= d
+    align = op.attributes.get("alignment")
+    align = align.value if isinstance(align, IntegerAttr) else _ALIGNMENT
+    if align <= 0 or align & (align - 1):
+        raise lw.error(f"alignment {align} is not a power of two")
+    slot = lw.alloca(ir.ArrayType(elem, count))
+    slot.align = max(align, _ALIGNMENT)
+    b = lw.builder
+    sizes = _shape(lw, t, [])
+    strides, _ = _row_major(b, sizes)
+    return make_descriptor(lw, t, slot, slot, ir.Constant(I64, 0), sizes, strides)
 
 
 @lowers("memory.dealloc")

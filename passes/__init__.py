@@ -25,6 +25,7 @@ _ALL = {
     "parallel-drop-grids": "parallel_drop_grids",
     "lower-graph-to-loop": "lower_graph_to_loop",
     "plan-memory": "plan_memory",
+    "promote-buffers-to-stack": "promote_buffers_to_stack",
     "linalg-generalize-named-ops": "linalg_generalize_named_ops",
     "lower-graph-to-linalg": "lower_graph_to_linalg",
     "bufferize": "bufferize",

@@ -81,9 +81,10 @@ STAGES: tuple[Stage, ...] = (
           "log, tanh, ... as polynomials in arith (vectorizable, within 2 ulp of numpy); "
           "the short scalar loops left (a pooling window's, a row's odd last element) "
           "unrolled into straight-line code"),
-    Stage("memory", "plan-memory,canonicalize,cse",
+    Stage("memory", "plan-memory,promote-buffers-to-stack,canonicalize,cse",
           "each function's temporaries views of one planned arena "
-          "(docs/memory_planning.md): what the backend compiles"),
+          "(docs/memory_planning.md), the small buffers of loop bodies on the stack: what "
+          "the backend compiles"),
 )
 
 #: the schedules that give structured GPU kernels their shape: a contraction (and its

@@ -238,6 +238,10 @@ class _EraseDeadArena(EraseDeadAlloc):
     root = "memory.arena"
 
 
+class _EraseDeadAlloca(EraseDeadAlloc):
+    root = "memory.alloca"
+
+
 @memory.op
 class AllocOp(Op):
     """A new buffer, contiguous (identity layout), one index operand per `?` size. Its
@@ -281,6 +285,56 @@ class AllocOp(Op):
         sizes = iter(values)
         shape = tuple(int(next(sizes)) if d is None else d for d in t.shape)
         return [_allocate(interp, self, shape, storage_dtype(self, t.element))]
+
+
+@memory.op
+class AllocaOp(Op):
+    """A new buffer on the stack, of a static shape, contiguous (MLIR's memref.alloca); its
+    contents are undefined until stored. It lives until the end of the block it is in (one
+    execution of it): never passed to `memory.dealloc`, never used after its block ends,
+    and never used by a later execution of its block (MLIR's alloca lives until its
+    function returns; this narrower scope is what lets a backend give each `alloca` one
+    fixed slot, which a loop reuses: the CPU backend's is in the function's entry block,
+    an outlined parallel body's in its own, one per thread). `promote-buffers-to-stack`
+    makes them from small allocs freed in their own block.
+
+        %m = memory.alloca() : memref<8x64xf32>
+    """
+
+    name = "memory.alloca"
+    memref = Result(MemRef)
+    canonicalization_patterns = (_EraseDeadAlloca,)
+
+    def verify_(self):
+        t = self.memref.type
+        if t.layout is not None:
+            raise self.error(f"requires the identity layout (a contiguous buffer), got "
+                             f"{t.layout}")
+        if not t.has_static_shape:
+            raise self.error(f"requires a static shape (a stack slot of a fixed size), got "
+                             f"{t}")
+
+    def memory_effects(self):
+        return [(ALLOCATE, self.memref)]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        p.expect("(")
+        p.expect(")")
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        return cls.build(result_types=[parse_memref_type(p)], attributes=attrs)
+
+    def print(self, p):
+        p.write("()")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}")
+
+    def interpret(self, interp, values):
+        t = self.memref.type
+        a = _allocate(interp, self, t.shape, storage_dtype(self, t.element))
+        del interp.state[_ALLOCATED][id(a)]     # not `memory.dealloc`'s to free
+        return [a]
 
 
 @memory.op

@@ -23,6 +23,22 @@ func.func @alloc_layout() {
 
 // -----
 
+func.func @alloca_dynamic() {
+  // expected-error @+1 {{'memory.alloca' op requires a static shape (a stack slot of a fixed size), got memref<?xf32>}}
+  %a = "memory.alloca"() : () -> memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @alloca_layout() {
+  // expected-error @+1 {{'memory.alloca' op requires the identity layout (a contiguous buffer), got strided<[8, 1]>}}
+  %a = memory.alloca() : memref<4x8xf32, strided<[8, 1]>>
+  return
+}
+
+// -----
+
 func.func @alloc_size_type(%n: i64) {
   // expected-error @+1 {{'memory.alloc' op operand #0 must be variadic of index, but got 'i64'}}
   %a = "memory.alloc"(%n) : (i64) -> memref<?xf32>

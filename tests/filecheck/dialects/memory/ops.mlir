@@ -6,6 +6,20 @@
 // Subview offsets, sizes and strides are MLIR's mixed lists: static entries live in the
 // `static_*` properties (kDynamic where an operand stands), operands in segments.
 
+// A stack buffer: static shape, no dealloc (it lives until its block ends).
+// CHECK-LABEL: func.func @alloca(
+// CHECK-NEXT:    %[[A:.*]] = memory.alloca() : memref<2x3xf32>
+// CHECK-NEXT:    %[[B:.*]] = memory.alloca() {alignment = 128 : i64} : memref<i64>
+// CHECK-NEXT:    return %[[A]], %[[B]]
+// GENERIC-LABEL: sym_name = "alloca"
+// GENERIC:       "memory.alloca"() : () -> memref<2x3xf32>
+// GENERIC:       "memory.alloca"() {alignment = 128 : i64} : () -> memref<i64>
+func.func @alloca() -> (memref<2x3xf32>, memref<i64>) {
+  %a = memory.alloca() : memref<2x3xf32>
+  %b = memory.alloca() {alignment = 128 : i64} : memref<i64>
+  return %a, %b : memref<2x3xf32>, memref<i64>
+}
+
 // CHECK-LABEL: func.func @alloc_dealloc(
 // CHECK-SAME:      %[[N:.*]]: index)
 // CHECK-NEXT:    %[[A:.*]] = memory.alloc(%[[N]]) : memref<?x4xf32>
