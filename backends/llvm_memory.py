@@ -158,6 +158,15 @@ def _memref(lw: FunctionLowering, value, t) -> Memref:
 # ---------------------------------------------------------------------------------------------
 
 
+def _alignment(lw: FunctionLowering, op) -> int:
+    """A new buffer's alignment: its `alignment` attribute's (a power of two), at least 64."""
+    align = op.attributes.get("alignment")
+    align = align.value if isinstance(align, IntegerAttr) else _ALIGNMENT
+    if align <= 0 or align & (align - 1):
+        raise lw.error(f"alignment {align} is not a power of two")
+    return max(align, _ALIGNMENT)
+
+
 @lowers("memory.alloc", "memory.arena")
 def _alloc(lw: FunctionLowering, op, args):
     t = op.results[0].type
@@ -167,11 +176,7 @@ def _alloc(lw: FunctionLowering, op, args):
     sizes = _shape(lw, t, list(args))
     strides, count = _row_major(b, sizes)
     nbytes = _mul(b, count, ir.Constant(I64, byte_size(elem)))
-    align = op.attributes.get("alignment")
-    align = align.value if isinstance(align, IntegerAttr) else _ALIGNMENT
-    if align <= 0 or align & (align - 1):
-        raise lw.error(f"alignment {align} is not a power of two")
-    allocated, aligned = _malloc_aligned(lw, nbytes, max(align, _ALIGNMENT))
+    allocated, aligned = _malloc_aligned(lw, nbytes, _alignment(lw, op))
     return make_descriptor(lw, t, allocated, aligned, ir.Constant(I64, 0), sizes, strides)
 
 
@@ -186,12 +191,8 @@ def _alloca(lw: FunctionLowering, op, args):
     count = 1
     for d in t.shape:
         count *= d
-    align = op.attributes.get("alignment")
-    align = align.value if isinstance(align, IntegerAttr) else _ALIGNMENT
-    if align <= 0 or align & (align - 1):
-        raise lw.error(f"alignment {align} is not a power of two")
     slot = lw.alloca(ir.ArrayType(elem, count))
-    slot.align = max(align, _ALIGNMENT)
+    slot.align = _alignment(lw, op)
     b = lw.builder
     sizes = _shape(lw, t, [])
     strides, _ = _row_major(b, sizes)

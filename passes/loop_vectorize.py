@@ -123,7 +123,7 @@ import math
 import numpy as np
 
 from irkit.attributes import (
-    UNIT, DenseArrayAttr, DenseElementsAttr, FloatAttr, IntegerAttr, StringAttr,
+    UNIT, DenseArrayAttr, DenseElementsAttr, FloatAttr, IntegerAttr, StringAttr, numpy_dtype,
 )
 from irkit.builder import Builder
 from irkit.ir import Block, Operation, Value
@@ -312,8 +312,8 @@ class _Lanes:
         first = b.insert(op.clone(self.vmap)).results[0]
         splat = b.create(BroadcastOp, first, result_types=[self.vtype(t)],
                          location=op.location).result
-        offsets = DenseElementsAttr(self.vtype(t),
-                                    np.arange(self.width, dtype=np.int64) * stride)
+        lanes = np.arange(self.width, dtype=np.int64) * stride
+        offsets = DenseElementsAttr(self.vtype(t), lanes.astype(numpy_dtype(t)))  # wrapped
         step = b.insert(materialize_constant(offsets, self.vtype(t), op.location)).result
         self.vmap[op.result] = b.create(arith.AddIOp, splat, step,
                                         location=op.location).result

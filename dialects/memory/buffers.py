@@ -230,6 +230,12 @@ class EraseDeadAlloc(RewritePattern):
         return True
 
 
+def _verify_contiguous(op: Operation, t: MemRefType) -> None:
+    """A new buffer's type: the identity layout (`alloc` and `alloca` make contiguous ones)."""
+    if t.layout is not None:
+        raise op.error(f"requires the identity layout (a contiguous buffer), got {t.layout}")
+
+
 class _EraseDeadAlloc(EraseDeadAlloc):
     root = "memory.alloc"
 
@@ -257,9 +263,7 @@ class AllocOp(Op):
 
     def verify_(self):
         t = self.memref.type
-        if t.layout is not None:
-            raise self.error(f"requires the identity layout (a contiguous buffer), got "
-                             f"{t.layout}")
+        _verify_contiguous(self, t)
         if len(self.dynamic_sizes) != t.shape.count(None):
             raise self.error("dimension operand count does not equal memref dynamic "
                              "dimension count")
@@ -307,9 +311,7 @@ class AllocaOp(Op):
 
     def verify_(self):
         t = self.memref.type
-        if t.layout is not None:
-            raise self.error(f"requires the identity layout (a contiguous buffer), got "
-                             f"{t.layout}")
+        _verify_contiguous(self, t)
         if not t.has_static_shape:
             raise self.error(f"requires a static shape (a stack slot of a fixed size), got "
                              f"{t}")
