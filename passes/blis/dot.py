@@ -28,8 +28,8 @@ x @ w), `lanes` rows are `lanes` vector loads of N, laid end to end by `vector.s
 each column picked out of them by one more (every N-th element), stored as one vector of
 Bt's row: LLVM lowers the shuffles to permutes (`vpermt2ps`), about one instruction an
 element, where the copy element by element was a scalar load, a store and index arithmetic
-for each. The logistic regression's step (784 x 10: `.so` builds alternated in one process,
-1 thread) went from 55.3 to 51.0 us.
+for each. The logistic regression's step (784 x 10, 1 thread, `.so` builds alternated in
+one process) went from 52.2 to 47.7 us.
 
 The tile (`dot_tile`): the most FMAs per vector loaded, mr * N / (groups * mr + N) (each
 group reloads A's mr vectors), among those whose mr * ng accumulators, mr A vectors and one
