@@ -42,6 +42,16 @@ def _is_scalar(t: Type) -> bool:
     return isinstance(t, (IntegerType, IndexType, FloatType))
 
 
+def _parse_vector_type(p) -> VectorType:
+    """A type that must be a vector (`vector.reduction`'s and `vector.shuffle`'s operands),
+    or the parse error at it."""
+    tk = p.i
+    t = p.parse_type()
+    if not isinstance(t, VectorType):
+        raise p.error(f"expected a vector type, found '{t}'", tk)
+    return t
+
+
 def _lane_dtype(t: Type):
     return np.int64 if isinstance(t, IndexType) else af.numpy_dtype(t)
 
@@ -245,10 +255,7 @@ class ReductionOp(FastMathOp):
             props["fastmath"] = FASTMATH.parse(p)
         attrs = p.parse_optional_attr_dict()
         p.expect(":")
-        tk = p.i
-        vt = p.parse_type()
-        if not isinstance(vt, VectorType):
-            raise p.error(f"expected a vector type, found '{vt}'", tk)
+        vt = _parse_vector_type(p)
         p.expect("into")
         dest = p.parse_type()
         acc = p.resolve(aref, dest) if aref is not None else None
@@ -331,17 +338,11 @@ class ShuffleOp(Op):
         mask = p.parse_i64_list()
         attrs = p.parse_optional_attr_dict()
         p.expect(":")
-        types = []
-        for _ in range(2):
-            tk = p.i
-            t = p.parse_type()
-            if not isinstance(t, VectorType):
-                raise p.error(f"expected a vector type, found '{t}'", tk)
-            types.append(t)
-            if len(types) == 1:
-                p.expect(",")
-        return cls.build(p.resolve(r1, types[0]), p.resolve(r2, types[1]), mask=mask,
-                         result_types=[VectorType((len(mask),), types[0].element)],
+        t1 = _parse_vector_type(p)
+        p.expect(",")
+        t2 = _parse_vector_type(p)
+        return cls.build(p.resolve(r1, t1), p.resolve(r2, t2), mask=mask,
+                         result_types=[VectorType((len(mask),), t1.element)],
                          attributes=attrs)
 
     def print(self, p):

@@ -186,16 +186,20 @@ class Parser:
         values = []
         if self.tok != "]":
             while True:
-                tk = self.i
-                negative = self.accept("-")
-                t = self.next()
-                if not t.isdigit():
-                    raise self.error("expected an integer", tk)
-                values.append(-int(t) if negative else int(t))
+                values.append(self.parse_signed_int())
                 if not self.accept(","):
                     break
         self.expect("]")
         return DenseArrayAttr(I64, values)
+
+    def parse_signed_int(self, expected: str = "an integer") -> int:
+        """A decimal integer with an optional `-`, or the error "expected `expected`" at
+        it (the static entries of ops' custom forms: offsets, sizes, axes, masks)."""
+        tk = self.i
+        negative = self.accept("-")
+        if not is_digits(self.tok):
+            raise self.error(f"expected {expected}", tk)
+        return -int(self.next()) if negative else int(self.next())
 
     def location_at(self, token: int) -> SourceLoc:
         return SourceLoc(self.source, token)

@@ -146,8 +146,8 @@ from irkit.dialects.vector import KIND_ATTRS, BroadcastOp, ReductionOp, ShuffleO
 from irkit.passes.lower_linalg_to_loop import IndexConstants
 
 #: the kinds of values along the vectorized induction variable (uniform ones have none): a
-#: lane index `iv + c`, a strided one `s * iv + c` (its stride in `_Lanes.stride`), a vector
-LANE, STRIDED, VECTOR = "lane index", "strided lane index", "vector"
+#: lane index `s * iv + c` (its stride `s` in `_Lanes.stride` where it is not 1), a vector
+LANE, VECTOR = "lane index", "vector"
 #: the largest stride a load may step its lanes by (a contiguous load of `s * (W - 1) + 1`
 #: elements and one `vector.shuffle`: larger strides would load mostly unused elements)
 MAX_STRIDE = 4
@@ -219,7 +219,7 @@ class _Lanes:
         self.width = width
         self.vmap: dict[Value, Value] = {}
         self.kind: dict[Value, str] = {}
-        #: the stride of each `STRIDED` value, in elements per lane
+        #: the stride of each lane index whose lanes are not consecutive, in elements
         self.stride: dict[Value, int] = {}
         self._splats: dict[tuple[Block, Value], Value] = {}
 
@@ -234,7 +234,7 @@ class _Lanes:
         kind = self.kind.get(v)
         if kind == VECTOR:
             return self.vmap[v]
-        if kind in (LANE, STRIDED):
+        if kind == LANE:
             raise Unvectorizable("a lane index is used as a value (index vectors are not "
                                  "made)")
         key = (b.ip.block, v)
@@ -267,9 +267,9 @@ class _Lanes:
         elif self.lane_index(op, kinds):
             b.insert(op.clone(self.vmap))
         elif isinstance(op, (arith.IndexCastOp, arith.IndexCastUIOp)) and \
-                kinds[0] in (LANE, STRIDED) and op.result.type.width >= 8:
+                kinds[0] == LANE and op.result.type.width >= 8:
             self.lane_numbers(op, b)
-        elif LANE in kinds or STRIDED in kinds:
+        elif LANE in kinds:
             raise Unvectorizable(f"a lane index feeds '{op.name}' (only `+ c` and `* s` "
                                  "keep it one)")
         elif has_trait(op, Elementwise) and has_trait(op, Pure):
@@ -297,7 +297,7 @@ class _Lanes:
                   (isinstance(op, arith.SubIOp) and x is op.operands[0])):
             return False
         r = op.results[0]
-        self.kind[r] = LANE if stride == 1 else STRIDED
+        self.kind[r] = LANE
         if stride > 1:
             self.stride[r] = stride
         return True
@@ -346,7 +346,7 @@ class _Lanes:
         if not kinds or any(kinds[:-1]) or kinds[-1] is None:
             raise Unvectorizable(f"'{op.name}' strides the lanes over a dimension other "
                                  "than the last")
-        if kinds[-1] == STRIDED and isinstance(op, StoreOp):
+        if self.stride.get(indices[-1], 1) > 1 and isinstance(op, StoreOp):
             raise Unvectorizable(f"'{op.name}' of lanes {self.stride[indices[-1]]} elements "
                                  "apart (a strided store)")
         layout = strides_and_offset(t)

@@ -11,7 +11,6 @@ import weakref
 import numpy as np
 
 from irkit.ir import Operation, Value
-from irkit.lexer import is_digits
 from irkit.opdef import (
     Constraint, Dialect, Index, Op, OptOperand, Operand, Pure, Result, Terminator, VarOperand,
     has_trait,
@@ -80,11 +79,7 @@ def parse_refs(p, open_: str = "[", close: str = "]") -> list:
 
 
 def parse_int(p) -> int:
-    tk = p.i
-    negative = p.accept("-")
-    if not is_digits(p.tok):
-        raise p.error("expected an integer or an SSA value", tk)
-    return -int(p.next()) if negative else int(p.next())
+    return p.parse_signed_int("an integer or an SSA value")
 
 
 def parse_memref_type(p) -> MemRefType:

@@ -21,7 +21,6 @@ import numpy as np
 
 from irkit.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, numpy_dtype
 from irkit.ir import Operation, Value
-from irkit.lexer import is_digits
 from irkit.opdef import Constraint, attr_constraint
 from irkit.rewrite import constant_value
 from irkit.types import I64, INDEX, IndexType, RankedTensorType, Type, UnrankedTensorType
@@ -203,11 +202,7 @@ def slice_bounds_error(shape, offsets, sizes, strides) -> str | None:
 
 
 def parse_int(p) -> int:
-    tk = p.i
-    negative = p.accept("-")
-    if not is_digits(p.tok):
-        raise p.error("expected an integer or an SSA value", tk)
-    return -int(p.next()) if negative else int(p.next())
+    return p.parse_signed_int("an integer or an SSA value")
 
 
 def parse_mixed(p) -> tuple[list[int], list]:
