@@ -37,13 +37,25 @@ storing one row of it hold consecutive k, which without the padding all fall in 
 Bounds checks are emitted only along the extents that are not static multiples of their
 tile: a 4096^3 product has none.
 
-Large problems. Where M, N and the batch are static and tiles of twice the size along M and
-N still give at least `grow-blocks` blocks (two per multiprocessor of an H100 or H200 by
-default), the tiles and register blocks double: 128 x 128 tiles of 8 x 8 per thread, twice
-the multiply-adds per shared load. On an H200, 4096^3 float32: 64 x 64 tiles (4 x 4) 9.75
-ms, 128 x 64 (8 x 4) 6.90 ms, 128 x 128 (8 x 8, despite ptxas spilling 160 bytes of its
-f64 accumulators) 6.01 ms; cuBLAS 2.80 ms. Smaller or dynamic problems keep 64 x 64 tiles,
-which give more blocks (the MLP's matmuls at batch 1024 are 8 to 32 blocks of them).
+Large problems. Where M, N and the batch are static and tiles of twice the rows still give
+at least `grow-blocks` blocks (128 by default: about one per multiprocessor of an H100 or
+H200, which is what fits of blocks this large), the tile and the register block double
+along M: 128 x 64 tiles of 8 x 4 per thread, twice the multiply-adds per shared load of B.
+Measured on an H200, float32, median of 20 (ms; cuBLAS through CuPy in the same process):
+
+    tile (register block), tile-k     4096^3    2048^3    1024^3
+    64 x 64 (4 x 4), 16               9.75      1.10
+    64 x 64 (4 x 4), 32               7.09      0.850     0.111
+    128 x 128 (8 x 8), 16             5.89      0.788
+    128 x 64 (8 x 4), 16              6.99      0.891
+    128 x 64 (8 x 4), 32              5.27      0.670     0.096
+    cuBLAS                            2.73      0.366     0.079
+
+128 x 128 of 8 x 8 holds 64 f64 accumulators, 128 registers: ptxas spills at tile-k 16 and
+more at 32 (the prefetched tiles take registers too), so the larger tile loses to 128 x 64
+at tile-k 32. Smaller or dynamic problems keep 64 x 64 tiles, which give more blocks (the
+MLP's matmuls at batch 1024 are 8 to 32 blocks of them; its train step took 0.301 ms with
+tile-k 16 and 0.302 with 32).
 
 A(m, k) is the product of A's factors at the point, B's likewise (a convolution's window
 read straight from its input, as in BLIS's packing). Sizes need not be multiples of the
@@ -51,7 +63,7 @@ tiles: loads outside M, N or K give zeros (which add nothing), stores outside ar
 
 Numerics: irkit's contraction sums f32 products in f64 (the graph's f64 accumulator). Here,
 as in the CPU's BLIS nest, each thread sums `tile-k` products in f32 with fused
-multiply-adds (chunks of 16 by default, against BLIS's 64: within the bound of
+multiply-adds (chunks of 32 by default, against BLIS's 64: within the bound of
 tests/unit/test_reduction_accuracy.py) and adds each chunk into its f64 register
 accumulator, so the f64 sum costs one f64 add per `tile-k` FMAs. An f32 C gets f32 chunk
 sums, added in f32, as BLIS does.
@@ -112,17 +124,16 @@ class _Sizes:
     thread_n: int
 
     def grown(self, m: Index, n: Index, batch: Index, min_blocks: int) -> "_Sizes":
-        """The tiles and register blocks doubled along M and N where M, N and the batch are
-        static and the doubled tiles still give at least `min_blocks` blocks (module
-        docstring: large problems)."""
+        """The tile and register block doubled along M where M, N and the batch are static
+        and the doubled tiles still give at least `min_blocks` blocks (module docstring:
+        large problems)."""
         if min_blocks <= 0 or not all(isinstance(x, int) for x in (m, n, batch)):
             return self
-        blocks = -(-m // (2 * self.tile_m)) * -(-n // (2 * self.tile_n)) * max(batch, 1)
-        shared = 4 * self.tile_k * (2 * self.tile_m + _VECTOR + 2 * self.tile_n)
+        blocks = -(-m // (2 * self.tile_m)) * -(-n // self.tile_n) * max(batch, 1)
+        shared = 4 * self.tile_k * (2 * self.tile_m + _VECTOR + self.tile_n)
         if blocks < min_blocks or shared > _STATIC_SHARED:
             return self
-        return replace(self, tile_m=2 * self.tile_m, tile_n=2 * self.tile_n,
-                       thread_m=2 * self.thread_m, thread_n=2 * self.thread_n)
+        return replace(self, tile_m=2 * self.tile_m, thread_m=2 * self.thread_m)
 
     def fitted(self, m: Index, n: Index, k: Index) -> "_Sizes":
         """The sizes shrunk to the static extents smaller than the tiles (module
@@ -400,18 +411,18 @@ class GpuMatmulTiles(Pass):
     Options: `tile-m`, `tile-n`, `tile-k` (the block's tile of C and its K step),
     `thread-m`, `thread-n` (each thread's register block; they divide `tile-m` and
     `tile-n`, and the block has at most 1024 threads); `grow-blocks`: a static problem
-    whose tiles and register blocks doubled along M and N still make at least this many
-    blocks gets them doubled (0: never; the default, 264, is two blocks per multiprocessor
+    whose tile and register block doubled along M still make at least this many blocks
+    gets them doubled (0: never; the default, 128, is about one block per multiprocessor
     of an H100 or H200).
     """
 
     name = "gpu-matmul-tiles"
     tile_m: int = 64
     tile_n: int = 64
-    tile_k: int = 16
+    tile_k: int = 32
     thread_m: int = 4
     thread_n: int = 4
-    grow_blocks: int = 264
+    grow_blocks: int = 128
 
     def run(self, root: Operation) -> None:
         self.check(root)

@@ -103,14 +103,14 @@ func.func @epilogue(%a: memref<5x3xf32>, %b: memref<3x6xf32>, %bias: memref<6xf3
 
 // The default tiles (64 x 64, 4 x 4 per thread) fitted to a static 2 x 10 output over
 // K = 784 (logreg's forward at batch 2): thread-m 2, tile-m 2, tile-n 10 rounded up to 12
-// (three threads of 4 columns), tile-k 16 (K is larger): one block of 3 x 1 threads, each
-// with 2 x 4 multiply-adds per k, 16 k per tile (unrolled).
+// (three threads of 4 columns), tile-k 32 (K is larger): one block of 3 x 1 threads, each
+// with 2 x 4 multiply-adds per k, 32 k per tile (unrolled).
 
 // FIT-LABEL: func.func @fitted(
 // FIT-DAG:     %[[C1:.*]] = arith.constant 1 : index
 // FIT-DAG:     %[[C3:.*]] = arith.constant 3 : index
-// FIT:         gpu.launch blocks(%{{.*}}) in (%{{[^ ]*}} = %[[C1]], %{{[^ ]*}} = %[[C1]], %{{[^ ]*}} = %[[C1]]) threads(%{{.*}}) in (%{{[^ ]*}} = %[[C3]], %{{[^ ]*}} = %[[C1]], %{{[^ ]*}} = %[[C1]]) workgroup(%{{.*}} : memref<16x2xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x12xf32, #gpu.address_space<workgroup>>) {
-// FIT-COUNT-128:   math.fma
+// FIT:         gpu.launch blocks(%{{.*}}) in (%{{[^ ]*}} = %[[C1]], %{{[^ ]*}} = %[[C1]], %{{[^ ]*}} = %[[C1]]) threads(%{{.*}}) in (%{{[^ ]*}} = %[[C3]], %{{[^ ]*}} = %[[C1]], %{{[^ ]*}} = %[[C1]]) workgroup(%{{.*}} : memref<32x2xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x12xf32, #gpu.address_space<workgroup>>) {
+// FIT-COUNT-256:   math.fma
 // FIT-NOT:         math.fma
 // FIT:           gpu.terminator
 func.func @fitted(%a: memref<2x784xf32>, %b: memref<784x10xf32>, %c: memref<2x10xf32>) {
@@ -120,22 +120,24 @@ func.func @fitted(%a: memref<2x784xf32>, %b: memref<784x10xf32>, %c: memref<2x10
 
 // -----
 
-// A large static problem: the tiles and register blocks doubled (128 x 128, 8 x 8 per
-// thread; 64 x 64 blocks, more than `grow-blocks`), the threads the same 16 x 16; the A
-// tile's rows padded by 4 (bank conflicts of the k-major stores); each thread's 8 rows and
-// 8 columns two groups of 4 consecutive ones, 64 apart. 8192 and 16 are multiples of their
-// tiles: no guard anywhere (K is one tile: canonicalize folds the K loop).
+// A large static problem: the tile and register block doubled along M (128 x 64, 8 x 4 per
+// thread; 128 x 64 blocks, more than `grow-blocks`), the threads the same 16 x 16; the A
+// tile's rows padded by 4 (bank conflicts of the k-major stores); each thread's 8 rows two
+// groups of 4 consecutive ones, 64 apart, its 4 columns one group. tile-k fitted to K = 16.
+// 8192 and 16 are multiples of their tiles: no guard anywhere (K is one tile: canonicalize
+// folds the K loop).
 
 // FIT-LABEL: func.func @grown(
 // FIT-DAG:     %[[C1:.*]] = arith.constant 1 : index
 // FIT-DAG:     %[[C16:.*]] = arith.constant 16 : index
 // FIT-DAG:     %[[C64:.*]] = arith.constant 64 : index
-// FIT:         gpu.launch blocks(%{{.*}}) in (%{{[^ ]*}} = %[[C64]], %{{[^ ]*}} = %[[C64]], %{{[^ ]*}} = %[[C1]]) threads(%[[TX:[^,]*]], %[[TY:[^,]*]], %{{.*}}) in (%{{[^ ]*}} = %[[C16]], %{{[^ ]*}} = %[[C16]], %{{[^ ]*}} = %[[C1]]) workgroup(%[[AS:.*]] : memref<16x132xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x128xf32, #gpu.address_space<workgroup>>) {
+// FIT-DAG:     %[[C128:.*]] = arith.constant 128 : index
+// FIT:         gpu.launch blocks(%{{.*}}) in (%{{[^ ]*}} = %[[C128]], %{{[^ ]*}} = %[[C64]], %{{[^ ]*}} = %[[C1]]) threads(%[[TX:[^,]*]], %[[TY:[^,]*]], %{{.*}}) in (%{{[^ ]*}} = %[[C16]], %{{[^ ]*}} = %[[C16]], %{{[^ ]*}} = %[[C1]]) workgroup(%[[AS:.*]] : memref<16x132xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>) {
 // FIT-NOT:         loop.if
 // FIT:             memory.load %[[AS]]
 // FIT-COUNT-7:     memory.load %[[AS]]
-// FIT-COUNT-8:     memory.load %[[BS]]
-// FIT-COUNT-64:    math.fma
+// FIT-COUNT-4:     memory.load %[[BS]]
+// FIT-COUNT-32:    math.fma
 // FIT-NOT:         loop.if
 // FIT:           gpu.terminator
 func.func @grown(%a: memref<8192x16xf32>, %b: memref<16x8192xf32>, %c: memref<8192x8192xf32>) {
