@@ -65,7 +65,7 @@ from irkit.backends import (  # noqa: F401  (register their rules)
     llvm_arith, llvm_collectives, llvm_memory, llvm_parallel, llvm_vector,
 )
 from irkit.backends.llvm_abi import JitFunction
-from irkit.backends.llvm_parallel import THREADS_GLOBAL
+from irkit.backends.llvm_parallel import SLEEPING_WORK_SHIFT, THREADS_GLOBAL, WORK_SHIFT_GLOBAL
 from irkit.backends.llvm_lowering import RULES, ModuleLowering, Signature
 from irkit.backends.llvm_partition import Partition, split_module
 from irkit.backends.llvm_types import BackendError, error_at
@@ -149,6 +149,20 @@ def spin_rounds(env, others: float, cpus: int) -> int:
     except ValueError:
         team = cpus
     return SPIN_ROUNDS if team >= 2 and round(others) + team <= cpus else 0
+
+
+def threads_sleep(env) -> bool:
+    """Whether libgomp's threads sleep between regions under environment `env` (its two
+    variables, as libgomp reads them when it loads): OMP_WAIT_POLICY=passive, or
+    GOMP_SPINCOUNT 0 (`spin_rounds`'s choice, or the user's). The parallel loops then need
+    more work per thread to fork a team (`llvm_parallel.SLEEPING_WORK_SHIFT`). The C API's
+    `irkit_set_threads` applies the same rule (exporters/library_c.py)."""
+    if env.get("OMP_WAIT_POLICY", "").strip().lower() == "passive":
+        return True
+    try:
+        return int(env.get("GOMP_SPINCOUNT", "").strip()) == 0
+    except ValueError:
+        return False
 
 
 def _usable_cpus() -> int:
@@ -693,25 +707,32 @@ class JitModule:
     """The compiled public functions of a module, as attributes: `jit.f(x, y)`.
 
     `timings` holds the milliseconds each compilation step took, `llvm_ir` the optimized
-    LLVM IR text. `threads_address` is where the code's thread count lives
-    (`llvm_parallel.THREADS_GLOBAL`; 0 when it has none), which `set_threads` writes.
+    LLVM IR text. `set_threads` writes the code's thread count and work threshold
+    (`llvm_parallel.THREADS_GLOBAL`, `WORK_SHIFT_GLOBAL`), where it has them.
     """
 
     def __init__(self, functions: dict[str, JitFunction], llvm_ir: str, timings: dict,
-                 owner, threads_address: int = 0) -> None:
+                 owner) -> None:
         self.functions = functions
         self.llvm_ir = llvm_ir
         self.timings = timings
         self._owner = owner         # the execution engine (or library) holding the code
-        self._threads_address = threads_address
 
     def set_threads(self, threads: int) -> None:
         """How many threads the parallel loops use from the next call on (`check_threads`):
         0 for OpenMP's default (OMP_NUM_THREADS, else every core), 1 for the calling thread
-        only. Code without parallel loops or without OpenMP has nothing to set."""
+        only; and how much work a team needs, by whether the threads sleep between regions
+        (`threads_sleep` of this process's environment). Code without parallel loops or
+        without OpenMP has nothing to set; a shared library sets both itself, in its C
+        `irkit_set_threads`."""
         check_threads(threads)
-        if self._threads_address:
-            ctypes.c_int.from_address(self._threads_address).value = threads
+        address = self.global_address(THREADS_GLOBAL)
+        if address:
+            ctypes.c_int.from_address(address).value = threads
+        address = self.global_address(WORK_SHIFT_GLOBAL)
+        if address:
+            ctypes.c_int64.from_address(address).value = \
+                SLEEPING_WORK_SHIFT if threads_sleep(os.environ) else 0
 
     def global_address(self, name: str) -> int:
         """Where the in-process code's global `name` lives (0: it has none; a library's
@@ -779,8 +800,7 @@ def load_object(code: ObjectCode, functions: dict[str, Operation]) -> JitModule:
         if not addr:
             raise BackendError(f"the object code has no function '{symbol}'", fn.location)
         jitted[symbol] = JitFunction(symbol, sig.inputs, sig.results, addr, engine)
-    return JitModule(jitted, "", {"load_ms": (time.perf_counter() - t0) * 1e3}, engine,
-                     engine.get_global_value_address(THREADS_GLOBAL))
+    return JitModule(jitted, "", {"load_ms": (time.perf_counter() - t0) * 1e3}, engine)
 
 
 def _public(module: Operation) -> list[Operation]:

@@ -27,19 +27,27 @@ other threads' writes, and theirs for its reads); two loops of thread 0 need non
 join ends the region. Both decisions are computed alike on every thread.
 
 How many threads: the module's global `irkit_num_threads` (i32, hidden; 0 by default), set
-after loading (`JitModule.set_threads`, the C API's `irkit_init` / `irkit_set_threads`):
-0 means OpenMP's own default, `omp_get_max_threads()` (OMP_NUM_THREADS, else every core).
-The code never asks for more threads than a loop's dimension 0 has iterations, nor more
-than its work pays for: each thread must get at least `MIN_WORK_PER_THREAD` units of work
-(one op executed once, a vector load or store once per element: `_op_units`; a nested loop
+after loading (`JitModule.set_threads`, the C API's `irkit_init` / `irkit_set_threads`): 0
+means OpenMP's own default, `omp_get_max_threads()` (OMP_NUM_THREADS, else every core). The
+code never asks for more threads than a loop's dimension 0 has iterations, nor more than
+its work pays for: each thread must get at least `MIN_WORK_PER_THREAD` units of work (one
+op executed once, a vector load or store once per element: `_op_units`; a nested loop
 counts its trip count on the first iteration of the loops around it, where its bounds are
 index arithmetic: `_StartValues`, which divides by a run-time divisor too, such as a BLIS
-nest's row block count; others count once). Measured
-on this 2-core machine (load 1-3, GOMP_SPINCOUNT=0): a fork and join of a sleeping team of
-two costs 8-25 us, a barrier 3.5-7 us, and a unit 0.1-0.4 ns (0.25 typical: the MLP step's
-loops, their profile times over these estimates). A team of two beats one thread when each
-thread's share takes longer than the fork: above about 80,000 units; 2^17 leaves a margin.
-A loop with fewer units than two threads need runs on the calling thread, through a direct
+nest's row block count; others count once). Measured on a 2-core Zen 4 machine (load 1-3,
+GOMP_SPINCOUNT=0): a fork and join of a sleeping team of two costs 8-25 us, a barrier 3.5-7
+us, and a unit 0.1-0.4 ns (0.25 typical: the MLP step's loops, their profile times over
+these estimates). A team of two beats one thread when each thread's share takes longer than
+the fork: above about 80,000 units; 2^17 leaves a margin. Where the threads spin between
+regions (the wait policy below) a fork costs a few us, so 2^17 is generous there; where
+they sleep, a fork is a futex wake of each thread, on a virtual machine an interrupt to an
+idle virtual CPU, and costs more than the 8-25 us above: on a 2-vCPU Xeon VM the logistic
+regression step (B=100) took 45 us on one thread, 44 on two spinning and 176 on two
+sleeping (about 65 us per fork for its two forked loops of about 12 us each). So the code
+scales both thresholds by `2 ** irkit_team_work_shift` (a hidden i64 global, 0 by default),
+which the loader sets to `SLEEPING_WORK_SHIFT` where the threads sleep
+(`llvm_cpu.threads_sleep`; the C API's `irkit_set_threads` reads the same two variables). A
+loop with fewer units than two threads need runs on the calling thread, through a direct
 call of the same outlined function (no second copy of the body), told by its context not to
 split: called from a thread of some other OpenMP team (a C program's own parallel region),
 it must not take that team's chunk.
@@ -68,8 +76,8 @@ Algorithm:
    without, all of them. `iv0 = lb0 + t * step0`; the other dimensions are nested inside,
    sequentially.
 3. At the op: work = its region's cost (`_block_cost`: a loop's body times its trip
-   counts), team = min(requested or omp_get_max_threads(), work / MIN_WORK_PER_THREAD, and
-   for a `loop.parallel` its trips). A team of two or more runs `GOMP_parallel(fn, &ctx,
+   counts), team = min(requested or omp_get_max_threads(), work / least, and for a
+   `loop.parallel` its trips), where least = MIN_WORK_PER_THREAD << irkit_team_work_shift. A team of two or more runs `GOMP_parallel(fn, &ctx,
    team, 0)`; otherwise `fn(&ctx)` runs here with split false.
 """
 
@@ -95,6 +103,16 @@ MIN_WORK_PER_THREAD = 1 << 17
 MIN_WORK_PER_THREAD_IN_TEAM = 1 << 15
 #: the global holding the requested thread count (0: OpenMP's default)
 THREADS_GLOBAL = "irkit_num_threads"
+#: the global scaling both work thresholds by a power of two (module docstring): 0 where
+#: libgomp's threads spin between regions, `SLEEPING_WORK_SHIFT` where they sleep
+WORK_SHIFT_GLOBAL = "irkit_team_work_shift"
+#: where the threads sleep, a team needs 8x the work: a sleeping fork cost 65 us on a
+#: 2-vCPU Xeon VM, against the 8-25 us (Zen 4) the thresholds were set by. Measured there on
+#: two sleeping threads, train steps' medians (us), each shift beside shift 0 in one
+#: process: the CNN (B=64) 1005 (shift 2), 841 (3), 755 (4) against 1775-1828; the MLP
+#: 784-256-10 at B=1024 3635, 3299, 3554 against 3631-3814, at B=128 within 7% of each
+#: other; the logistic regression (B=100) 47 (shift 2) against 190
+SLEEPING_WORK_SHIFT = 3
 #: the C runtime functions the lowering calls (libgomp)
 _OMP_FUNCTIONS = {
     "GOMP_parallel": ir.FunctionType(VOID, [PTR, PTR, I32, I32]),
@@ -196,6 +214,13 @@ def threads_global(lw: FunctionLowering) -> ir.GlobalVariable:
     """The module's `irkit_num_threads` (created on first use): hidden, so that two libraries
     in one process never share it, yet visible to the library's own C code and to MCJIT."""
     return lw.ml.hidden_global(THREADS_GLOBAL, I32)
+
+
+def _least_work(lw: FunctionLowering, least: int) -> ir.Value:
+    """`least` units scaled by the module's `irkit_team_work_shift` (module docstring)."""
+    b = lw.builder
+    shift = b.load(lw.ml.hidden_global(WORK_SHIFT_GLOBAL, I64), typ=I64)
+    return b.shl(ir.Constant(I64, least), shift)
 
 
 def _trip_count(b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, step: ir.Value) -> ir.Value:
@@ -351,7 +376,8 @@ def _fork(lw: FunctionLowering, op: Operation) -> None:
         return ir.Constant(I64, k)
 
     # the members worth a fork: the team runs the first of them to the last
-    worth = [b.icmp_unsigned(">=", w, constant(2 * MIN_WORK_PER_THREAD)) for w in works]
+    least = _least_work(lw, MIN_WORK_PER_THREAD)
+    worth = [b.icmp_unsigned(">=", w, b.shl(least, constant(1))) for w in works]
     first, end, work = constant(len(members)), constant(0), constant(0)
     for k, (w, ok) in enumerate(zip(works, worth)):
         first = b.select(ok, umin(first, constant(k)), first)
@@ -360,7 +386,7 @@ def _fork(lw: FunctionLowering, op: Operation) -> None:
     requested = b.load(threads_global(lw), typ=I32)
     team = b.select(b.icmp_signed(">", requested, ir.Constant(I32, 0)), requested,
                     b.call(_omp(lw, "omp_get_max_threads"), []))
-    team = umin(b.sext(team, I64), b.udiv(work, constant(MIN_WORK_PER_THREAD)))
+    team = umin(b.sext(team, I64), b.udiv(work, least))
     if isinstance(op, ParallelOp):          # no more threads than chunks of dimension 0
         team = umin(team, _trip_count(b, *(lw.get(v) for v in _dim0(op))))
     split = b.icmp_unsigned(">", team, constant(1))
@@ -476,7 +502,7 @@ def _workshare(lw: TeamLowering, op: ParallelOp) -> None:
     if op is not lw.region:
         work = _block_cost(lw, _StartValues(lw, op), [op])
         split = b.and_(split, b.icmp_unsigned(
-            ">=", work, ir.Constant(I64, 2 * MIN_WORK_PER_THREAD_IN_TEAM)))
+            ">=", work, _least_work(lw, 2 * MIN_WORK_PER_THREAD_IN_TEAM)))
         before = b.load(lw.after_split, typ=I1)
         with b.if_then(b.or_(split, before)):
             b.call(_omp(lw, "GOMP_barrier"), [])

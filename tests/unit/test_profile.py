@@ -74,10 +74,13 @@ def test_timers_only_where_asked():
 
 @pytest.mark.skipif(openmp_library() is None, reason="no OpenMP runtime (libgomp)")
 @pytest.mark.parametrize("bound, team", [(COMPUTED, 2), (LOADED, 1)])
-def test_inner_bounds_computed_in_the_body_count(bound, team):
+def test_inner_bounds_computed_in_the_body_count(bound, team, monkeypatch):
     """512 x 256 elements: 3 ops each, 2^18 units of work, enough for two threads of
-    `MIN_WORK_PER_THREAD`, when the row loop's trip count (64) is known; counted once
-    (the bound is loaded), the body looks like a single row's work."""
+    `MIN_WORK_PER_THREAD` (spinning ones: `llvm_cpu.threads_sleep`), when the row loop's
+    trip count (64) is known; counted once (the bound is loaded), the body looks like a
+    single row's work."""
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.setenv("GOMP_SPINCOUNT", "1000")
     module = _module(bound)
     jit = compile_module(module, 2, threads=2)
     a = np.random.default_rng(0).standard_normal((512, 256), dtype=np.float32)

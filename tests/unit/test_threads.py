@@ -59,8 +59,20 @@ func.func @count(%a: memref<?x?xf64>, %lb: index, %step: index, %w: f64) {
 """
 
 
+#: libgomp's variables for threads that spin between regions: the work thresholds unscaled
+#: (`llvm_cpu.threads_sleep`), whatever the load was when this process loaded libgomp
+SPINNING = {"GOMP_SPINCOUNT": "1000"}
+
+
 @pytest.fixture
-def every_loop_parallel(monkeypatch):
+def spinning(monkeypatch):
+    """Team sizes as for spinning threads, in code compiled from here on."""
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.setenv("GOMP_SPINCOUNT", SPINNING["GOMP_SPINCOUNT"])
+
+
+@pytest.fixture
+def every_loop_parallel(monkeypatch, spinning):
     """Loops of any size split over the team (the work thresholds at one unit)."""
     monkeypatch.setattr(llvm_parallel, "MIN_WORK_PER_THREAD", 1)
     monkeypatch.setattr(llvm_parallel, "MIN_WORK_PER_THREAD_IN_TEAM", 1)
@@ -135,6 +147,21 @@ def test_a_missing_libgomp_is_a_warning(monkeypatch):
 ])
 def test_threads_spin_only_where_the_machine_has_room(env, others, cpus, spins):
     assert llvm_cpu.spin_rounds(env, others, cpus) == spins
+
+
+@pytest.mark.parametrize("env, sleeps", [
+    ({}, False),                                     # libgomp's default: spin, then sleep
+    ({"GOMP_SPINCOUNT": "0"}, True),                 # spin_rounds's choice on a busy machine
+    ({"GOMP_SPINCOUNT": " 0 "}, True),
+    ({"GOMP_SPINCOUNT": "30000"}, False),
+    ({"GOMP_SPINCOUNT": "infinite"}, False),         # libgomp: spin forever
+    ({"OMP_WAIT_POLICY": "passive"}, True),
+    ({"OMP_WAIT_POLICY": " PASSIVE"}, True),
+    ({"OMP_WAIT_POLICY": "active", "GOMP_SPINCOUNT": "0"}, True),
+    ({"OMP_WAIT_POLICY": "active"}, False),
+])
+def test_threads_sleep_reads_libgomps_variables(env, sleeps):
+    assert llvm_cpu.threads_sleep(env) is sleeps
 
 
 @pytest.mark.parametrize("loadavg, others", [
@@ -215,7 +242,7 @@ func.func @team(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %rounds: index) {
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 4])
 @pytest.mark.parametrize("fork,in_team", [(1, 1), (1, 1 << 40), (1024, 1), (1 << 40, 1)])
-def test_team_region_matches_the_interpreter(monkeypatch, threads, fork, in_team):
+def test_team_region_matches_the_interpreter(monkeypatch, spinning, threads, fork, in_team):
     """Whatever runs where -- every loop split; a forked team whose loops each run on
     thread 0 (`in_team` no loop reaches); the first loop on the calling thread before the
     fork (`fork` 1024: it has about 700 units at 37 x 5, the loop.for several thousand); no
@@ -304,7 +331,7 @@ def test_vector_accesses_count_their_elements():
                      "memory.load": 1, "arith.constant": 0}
 
 
-def test_work_estimate_divides_by_run_time_values(monkeypatch):
+def test_work_estimate_divides_by_run_time_values(monkeypatch, spinning):
     """The estimate counts the inner loop n / d times (d known at run time only): a team of
     two where the rows pay for it, none where they do not; d = 0, where the body never
     divides, does not trap in the estimate either."""
@@ -485,7 +512,9 @@ def _teams(stderr: str) -> dict[tuple[int, int], list[int]]:
 
 @pytest.mark.parametrize("omp_num_threads", ["1", "2"])
 def test_team_sizes_follow_omp_num_threads_and_threads(shim, omp_num_threads):
-    env = {**os.environ, "LD_PRELOAD": str(shim), "OMP_NUM_THREADS": omp_num_threads}
+    env = {**os.environ, "LD_PRELOAD": str(shim), "OMP_NUM_THREADS": omp_num_threads,
+           **SPINNING}
+    env.pop("OMP_WAIT_POLICY", None)
     proc = subprocess.run([sys.executable, "-c", _PROBE, COUNT], capture_output=True,
                           text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -498,6 +527,39 @@ def test_team_sizes_follow_omp_num_threads_and_threads(shim, omp_num_threads):
         assert teams[(threads, 4)] == []                             # too little work
 
 
+#: COUNT on 2 threads at 40,000 rows (about 10^6 units: a team's worth where the threads spin,
+#: less than 8 times that) and at 400,000
+_PROBE_SLEEPING = """
+import sys, textwrap, numpy as np
+import irkit.tools
+irkit.tools.register_all()
+from irkit.parser import parse_module
+from irkit.backends.llvm_cpu import compile_module
+jit = compile_module(parse_module(textwrap.dedent(sys.argv[1])), 2, threads=2)
+for rows in (40000, 400000):
+    print(f"case 2 {rows}", file=sys.stderr, flush=True)
+    jit.count(np.zeros((rows, 8)), 0, 1, 1.0)
+"""
+
+
+@pytest.mark.parametrize("wait, forks", [
+    ({"GOMP_SPINCOUNT": "1000"}, [2, 2]),
+    ({"GOMP_SPINCOUNT": "0"}, [0, 2]),
+    ({"OMP_WAIT_POLICY": "passive"}, [0, 2]),
+])
+def test_sleeping_threads_need_more_work_for_a_team(shim, wait, forks):
+    """Where libgomp's threads sleep between regions, a fork costs more, and a loop takes a
+    team only with `2 ** SLEEPING_WORK_SHIFT` times the work (llvm_parallel)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT",
+                                                           "OMP_WAIT_POLICY")}
+    env |= {"LD_PRELOAD": str(shim), **wait}
+    proc = subprocess.run([sys.executable, "-c", _PROBE_SLEEPING, COUNT], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    teams = _teams(proc.stderr)
+    assert [max(teams[(2, rows)], default=0) for rows in (40000, 400000)] == forks
+
+
 # ----- the C API ------------------------------------------------------------------------------
 
 #: rows of the C program's input: enough work (after fusion and vectorization) for its loops to
@@ -508,10 +570,10 @@ _C_PROGRAM = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include "red.h"
-/* red.so's forward on x = 0.001 * (0, 1, ..., rows * 96 - 1), with irkit_init(argv[1]);
-   prints s, then the result of irkit_set_threads(-1) and its message. */
+/* red.so's forward on x = 0.001 * (0, 1, ..., rows * 96 - 1), rows = argv[2], with
+   irkit_init(argv[1]); prints s, then the result of irkit_set_threads(-1) and its message. */
 int main(int argc, char **argv) {
-  int64_t rows = ROWS;
+  int64_t rows = atoll(argv[2]);
   int rc = irkit_init(atoi(argv[1]));
   if (rc) { printf("init %d %s\n", rc, irkit_last_error()); return 0; }
   float *x = malloc(sizeof(float) * rows * 96), *s = malloc(sizeof(float) * rows);
@@ -538,7 +600,7 @@ def c_program(tmp_path_factory):
     folder = tmp_path_factory.mktemp("c_threads")
     (folder / "red.irk").write_text(textwrap.dedent(REDUCE))
     assert irkit_compile([str(folder / "red.irk"), "-o", str(folder / "red.so")]) == 0
-    (folder / "main.c").write_text(_C_PROGRAM.replace("ROWS", str(ROWS)))
+    (folder / "main.c").write_text(_C_PROGRAM)
     exe = folder / "main"
     proc = subprocess.run([cc, "-std=c11", "-Wall", "-Werror", f"-I{folder}",
                            str(folder / "main.c"), str(folder / "red.so"), "-o", str(exe),
@@ -548,17 +610,25 @@ def c_program(tmp_path_factory):
 
 
 def test_c_api_thread_setting(c_program, shim):
+    """irkit_init's thread count, and the work a team needs: at 1,000 rows the loops take a
+    team where libgomp's threads spin, and none where they sleep (irkit_set_threads reads
+    OMP_WAIT_POLICY and GOMP_SPINCOUNT as llvm_cpu.threads_sleep does)."""
     folder, exe = c_program
-    x = (np.float32(0.001) * np.arange(ROWS * 96, dtype=np.float32)).reshape(ROWS, 96)
-    want = irkit.load(folder / "red.so").forward(x=x)["s"]
     meta = json.loads((folder / "red.so.json").read_text())
     assert meta["target"]["cpu"] == llvm_cpu.host_cpu()[0]
-    for threads, teams in (("1", set()), ("2", {2})):
-        proc = subprocess.run([str(exe), threads], capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "LD_PRELOAD": str(shim),
-                                   "OMP_NUM_THREADS": "1"})
+    quiet = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT",
+                                                             "OMP_WAIT_POLICY")}
+    for threads, rows, wait, teams in (
+            ("1", ROWS, {}, set()), ("2", ROWS, {}, {2}), ("2", 1000, {}, {2}),
+            ("2", 1000, {"OMP_WAIT_POLICY": "passive"}, set()),
+            ("2", 1000, {"GOMP_SPINCOUNT": "0"}, set())):
+        x = (np.float32(0.001) * np.arange(rows * 96, dtype=np.float32)).reshape(rows, 96)
+        want = irkit.load(folder / "red.so").forward(x=x)["s"]
+        proc = subprocess.run([str(exe), threads, str(rows)], capture_output=True, text=True,
+                              timeout=60, env={**quiet, "LD_PRELOAD": str(shim),
+                                               "OMP_NUM_THREADS": "1", **wait})
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
         np.testing.assert_allclose(np.array(lines[:-1], dtype=np.float32), want, rtol=1e-6)
         assert lines[-1].startswith("set 1 irkit_set_threads: threads must be 0")
-        assert set(_teams("case 0 0\n" + proc.stderr)[(0, 0)]) == teams
+        assert set(_teams("case 0 0\n" + proc.stderr)[(0, 0)]) == teams, (rows, wait)
