@@ -34,23 +34,20 @@ its work pays for: each thread must get at least `MIN_WORK_PER_THREAD` units of 
 op executed once, a vector load or store once per element: `_op_units`; a nested loop
 counts its trip count on the first iteration of the loops around it, where its bounds are
 index arithmetic: `_StartValues`, which divides by a run-time divisor too, such as a BLIS
-nest's row block count; others count once). Measured on a 2-core Zen 4 machine (load 1-3,
-GOMP_SPINCOUNT=0): a fork and join of a sleeping team of two costs 8-25 us, a barrier 3.5-7
-us, and a unit 0.1-0.4 ns (0.25 typical: the MLP step's loops, their profile times over
-these estimates). A team of two beats one thread when each thread's share takes longer than
-the fork: above about 80,000 units; 2^17 leaves a margin. Where the threads spin between
-regions (the wait policy below) a fork costs a few us, so 2^17 is generous there; where
-they sleep, a fork is a futex wake of each thread, on a virtual machine an interrupt to an
-idle virtual CPU, and costs more than the 8-25 us above: on a 2-vCPU Xeon VM the logistic
-regression step (B=100) took 45 us on one thread, 44 on two spinning and 176 on two
-sleeping (about 65 us per fork for its two forked loops of about 12 us each). So the code
-scales both thresholds by `2 ** irkit_team_work_shift` (a hidden i64 global, 0 by default),
-which the loader sets to `SLEEPING_WORK_SHIFT` where the threads sleep
-(`llvm_cpu.threads_sleep`; the C API's `irkit_set_threads` reads the same two variables). A
-loop with fewer units than two threads need runs on the calling thread, through a direct
-call of the same outlined function (no second copy of the body), told by its context not to
-split: called from a thread of some other OpenMP team (a C program's own parallel region),
-it must not take that team's chunk.
+nest's row block count; others count once). What a fork costs depends on libgomp's wait
+policy (below): measured on a 2-vCPU Xeon VM, a fork and join of two threads that spin
+between regions took 1.3 us, of two that sleep 74 us (a futex wake of each thread, on a
+virtual machine an interrupt to an idle virtual CPU; 8-25 us on a 2-core Zen 4). One
+threshold cannot serve both: the earlier 2^17, set by the Zen 4's sleeping forks, forked
+the logistic regression step's (B=100) two matmuls of about 12 us each on the Xeon's
+sleeping threads, 176 us a step against 45 on one thread, and kept the CNN's smaller loops
+off its spinning ones (`MIN_WORK_PER_THREAD`). So the code scales both thresholds by `2 **
+irkit_team_work_shift` (a hidden i64 global, 0 by default), which the loader sets to
+`SLEEPING_WORK_SHIFT` where the threads sleep (`llvm_cpu.threads_sleep`; the C API's
+`irkit_set_threads` reads the same two variables). A loop with fewer units than two threads
+need runs on the calling thread, through a direct call of the same outlined function (no
+second copy of the body), told by its context not to split: called from a thread of some
+other OpenMP team (a C program's own parallel region), it must not take that team's chunk.
 
 libgomp's threads spin a while at barriers and between regions before they sleep (its
 default wait policy). That is the fastest on a machine of one's own, and the worst on an
@@ -77,8 +74,9 @@ Algorithm:
    sequentially.
 3. At the op: work = its region's cost (`_block_cost`: a loop's body times its trip
    counts), team = min(requested or omp_get_max_threads(), work / least, and for a
-   `loop.parallel` its trips), where least = MIN_WORK_PER_THREAD << irkit_team_work_shift. A team of two or more runs `GOMP_parallel(fn, &ctx,
-   team, 0)`; otherwise `fn(&ctx)` runs here with split false.
+   `loop.parallel` its trips), where least = MIN_WORK_PER_THREAD << irkit_team_work_shift.
+   A team of two or more runs `GOMP_parallel(fn, &ctx, team, 0)`; otherwise `fn(&ctx)`
+   runs here with split false.
 """
 
 from __future__ import annotations
@@ -93,26 +91,27 @@ from irkit.backends.llvm_lowering import FunctionLowering, emit_loop, emit_loop_
 from irkit.backends.llvm_profile import count_team
 from irkit.backends.llvm_types import I1, I32, I64, PTR, VOID
 
-#: the least work (body ops executed) worth a thread of its own in a fork: a unit is about
-#: 0.25 ns (the MLP step's loops: 0.1-0.4 ns), a fork of a sleeping team 8-25 us, so a thread
-#: must get more than about 80,000 units for a team of two to beat one thread (module
-#: docstring); 2^17 leaves a margin for a loaded machine
-MIN_WORK_PER_THREAD = 1 << 17
-#: the same inside an `omp.parallel` whose team is running: a barrier costs 3.5-7 us, 20,000
-#: units; a loop with less than twice this runs on one thread of the team
-MIN_WORK_PER_THREAD_IN_TEAM = 1 << 15
+#: the least work (body ops executed) worth a thread of its own in a fork of threads that
+#: spin between regions (module docstring): such a fork cost 1.3 us on a 2-vCPU Xeon VM. Set
+#: by measurement there, two spinning threads, train steps' medians, one process: against
+#: the earlier 2^17, 2^13 took the CNN (B=64) 662 -> 563 us, the MLP 784-256-10 525 -> 475
+#: us at B=128 and 3306 -> 3268 at B=1024 (2^11, 2^12 and 2^14 no better)
+MIN_WORK_PER_THREAD = 1 << 13
+#: the same inside an `omp.parallel` whose team is running, where a barrier costs less than
+#: a fork: a loop with less than twice this runs on one thread of the team
+MIN_WORK_PER_THREAD_IN_TEAM = 1 << 11
 #: the global holding the requested thread count (0: OpenMP's default)
 THREADS_GLOBAL = "irkit_num_threads"
 #: the global scaling both work thresholds by a power of two (module docstring): 0 where
 #: libgomp's threads spin between regions, `SLEEPING_WORK_SHIFT` where they sleep
 WORK_SHIFT_GLOBAL = "irkit_team_work_shift"
-#: where the threads sleep, a team needs 8x the work: a sleeping fork cost 65 us on a
-#: 2-vCPU Xeon VM, against the 8-25 us (Zen 4) the thresholds were set by. Measured there on
-#: two sleeping threads, train steps' medians (us), each shift beside shift 0 in one
-#: process: the CNN (B=64) 1005 (shift 2), 841 (3), 755 (4) against 1775-1828; the MLP
-#: 784-256-10 at B=1024 3635, 3299, 3554 against 3631-3814, at B=128 within 7% of each
-#: other; the logistic regression (B=100) 47 (shift 2) against 190
-SLEEPING_WORK_SHIFT = 3
+#: where the threads sleep, a team needs 128x the work: a sleeping fork cost 74 us on a
+#: 2-vCPU Xeon VM (57x a spinning one). Measured there on two sleeping threads, train steps'
+#: medians (us), each threshold beside 2^17 in one process: 2^19, 2^20 and 2^21 gave the
+#: CNN (B=64) 1005, 841 and 755 against 1775-1828; the MLP 784-256-10 at B=1024 3635, 3299
+#: and 3554 against 3631-3814, at B=128 within 7% of each other; the logistic regression
+#: (B=100) 47 at 2^19 against 190
+SLEEPING_WORK_SHIFT = 7
 #: the C runtime functions the lowering calls (libgomp)
 _OMP_FUNCTIONS = {
     "GOMP_parallel": ir.FunctionType(VOID, [PTR, PTR, I32, I32]),

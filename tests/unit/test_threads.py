@@ -528,7 +528,7 @@ def test_team_sizes_follow_omp_num_threads_and_threads(shim, omp_num_threads):
 
 
 #: COUNT on 2 threads at 40,000 rows (about 10^6 units: a team's worth where the threads spin,
-#: less than 8 times that) and at 400,000
+#: not where they sleep) and at 400,000 (a team's worth for both)
 _PROBE_SLEEPING = """
 import sys, textwrap, numpy as np
 import irkit.tools
