@@ -149,6 +149,18 @@ of either had cost the packed path a shift per step: MLP B=1024 +1.4%). Measured
 way); by batch, B read where it lies / packed, 1 thread: 64 0.62 / 0.64, 256 2.50 / 2.60,
 384 3.82 / 3.88, 512 5.37 / 5.33, 1024 11.1 / 10.5.
 
+Thin tiles. Rows of a tile past M compute row M - 1's sums and are never stored, so where
+M is a batch of one the kernel ran 6 times the multiply-adds it needed (6-row tiles). A
+tile with fewer than half its rows inside M (the last tile of a dynamic M; of a static M,
+only where its last tile is that thin: a static M picks its tile height by the cost model)
+runs kernels of those rows alone (`Blis.thin`): two rows per kernel, one for an odd last
+row, their sums through the tile's scratch into the usual stores. Measured (MLP 784-256-10
+forward, 1 thread, `.so` builds alternated in one process, both orders, median us): B=1
+33.9-34.2 -> 27.4-28.0, B=2 29.4-32.1 -> 27.7-28.1; its x @ w1 (`Model.profile`) 17.6 ->
+11.8-13.2 at B=1, 15.5 -> 13.1 at B=2. The one-row kernel reads B's rows 1 KB apart, a
+stream from L2 that bounds it: a row computed twice cost as much as a second row, hence
+the one-row kernel for an odd row. `thin-rows=false` computes whole tiles.
+
 Few columns. Where N, static, leaves more than a quarter of its vectors' lanes idle, the
 vectors run along another dim instead, every lane busy:
 - along K, as dot products (passes/blis/dot.py), where A is read along K at stride 1 and
@@ -451,7 +463,8 @@ class LinalgMatmulBlis(Pass):
     Options: `mr`, `nr`, `mc`, `kc`, `nc`, `lanes` (0: from the target and the cost model),
     `chunk` (k steps per float32 partial sum), `row-blocks` (the row blocks' count a
     multiple of it, for even thread shares; 1: as few as `mc` allows), `direct-a=false`
-    (A packed even where it can be read where it lies), `dot=false` and `transpose=false` (few
+    (A packed even where it can be read where it lies), `thin-rows=false` (a tile mostly past
+    M computes all its rows, not by pairs), `dot=false` and `transpose=false` (few
     columns keep the N-wide tile, not dot products along K or the sides swapped),
     `l2-bytes` / `l3-bytes` (the cache sizes the blocks are made for), `min-flops` (0:
     every match), `parallel=false` (every loop a `loop.for`), `epilogue=false` (the
@@ -477,6 +490,7 @@ class LinalgMatmulBlis(Pass):
     min_flops: int = 1 << 18
     row_blocks: int = 8
     direct_a: bool = True
+    thin_rows: bool = True
     transpose: bool = True
     dot: bool = True
     parallel: bool = True
@@ -516,7 +530,8 @@ class LinalgMatmulBlis(Pass):
                 whole, c = c, split
                 s = schedule(options, tuple(c.static(g) for g in (c.m, c.n, c.k)), target)
             blis = kind(c, s, constants, self.parallel, fill is not None or split is not None,
-                        self.l2_bytes, ep, self.direct_a, self.direct_b_tiles)
+                        self.l2_bytes, ep, self.direct_a, self.direct_b_tiles,
+                        thin_rows=self.thin_rows)
             blis.emit()
             if split is not None:
                 add_images(whole, c.c, blis, fill)

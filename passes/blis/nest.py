@@ -362,12 +362,13 @@ class Blis:
     earlier K steps waiting where `waits` says. `direct_a`: A read where it lies, not packed,
     wherever that is a plain read (`a_readable`). `direct_b_tiles`: a plain
     `x @ w` reads B where it lies when M is at most that many register tiles
-    (`b_choosable`; 0: never)."""
+    (`b_choosable`; 0: never). `thin_rows`: the last tile, where fewer than half its rows
+    are inside M, runs micro-kernels of those rows alone (`thin`)."""
 
     def __init__(self, c: Contraction, s: Schedule, constants: IndexConstants,
                  threads: bool, overwrite: bool, l2_bytes: int,
                  epilogue: Epilogue | None = None, direct_a: bool = True,
-                 direct_b_tiles: int = 0) -> None:
+                 direct_b_tiles: int = 0, thin_rows: bool = True) -> None:
         #: A's factors on M dims only, applied to the tile's sums (`row_factors`)
         self.row_factors, a = row_factors(c)
         c = replace(c, a=a)
@@ -376,6 +377,8 @@ class Blis:
         self.a_direct = direct_a and not self.a_once() and self.a_readable()
         self.b_direct = c.transposed and b_readable(c, s.lanes)
         self.direct_b_tiles = direct_b_tiles
+        #: a tile with fewer than half its rows inside M runs those alone (`thin`)
+        self.thin_rows = thin_rows
         #: where B's choice is made at run time (a dynamic M): the `i1` "read B where it
         #: lies", set by `emit`; None: `b_direct` says
         self.b_choice: Value | None = None
@@ -763,7 +766,7 @@ class Blis:
             shape = (s.mr, s.nr) if self.columns_scratch is None else (s.nr * s.mr,)
             tile_acc = b.create(AllocOp, [], result_types=[
                 MemRefType(shape, self.c.c.type.element)], location=e.location).result
-        ap = None
+        ap, q0, ak = None, 0, 0
         if self.ap_all is not None:
             ap, q0, ak = self.ap_all, e.div(b, ic, s.mr), pc
         elif not self.a_direct:
@@ -780,9 +783,13 @@ class Blis:
                 if self.b_choice is not None:       # both: `kernel` picks at run time
                     b_at = (self.b_cols(b3, n0, pc), b_at)
 
+                thin = self.thin_rows_at(b3, m0, ap, q0, ak, q, pc)
+
                 def chunk(b4: Builder, k0: Index, _) -> None:
                     k1 = e.min(b4, kb, e.add(b4, k0, s.chunk))
-                    accs = self.scale_rows(b4, self.kernel(b4, a_at, b_at, k0, k1), m0)
+                    accs = self.kernel(b4, a_at, b_at, k0, k1) if thin is None else \
+                        self.thin(b4, thin, a_at, b_at, k0, k1, scratch)
+                    accs = self.scale_rows(b4, accs, m0)
                     tile = (accs, scratch, m0, n0)
                     if self.columns_scratch is not None:    # once for every store below
                         self.transpose_tile(b4, accs)
@@ -866,19 +873,22 @@ class Blis:
                              result_types=[self.vec], location=e.location).result
         return at
 
-    def kernel(self, b: Builder, a_at, b_at, k0: Index, k1: Index) -> list[Value]:
+    def kernel(self, b: Builder, a_at, b_at, k0: Index, k1: Index,
+               rows: int | None = None) -> list[Value]:
         """The mr x nr tile of A (`a_at(builder, k, r)`: its value at row r of the tile and
         step k of the block) times B's (`b_at(builder, k, j)`: its vector j at step k) over
-        k0 <= k < k1: mr * nv vector accumulators from zero. A pair `b_at` (B where it lies,
-        B packed) is two k loops, the one `b_choice` says run: one `loop.if`, each branch
-        with its own addressing (a stride the loop knows), the tile's stores shared."""
+        k0 <= k < k1: mr * nv vector accumulators from zero (`rows` * nv for a tile of
+        `rows` rows). A pair `b_at` (B where it lies, B packed) is two k loops, the one
+        `b_choice` says run: one `loop.if`, each branch with its own addressing (a stride
+        the loop knows), the tile's stores shared."""
         e, s, loc = self.e, self.s, self.e.location
+        rows = s.mr if rows is None else rows
         if isinstance(b_at, tuple):
             direct, packed = b_at
             return e.if_(b, self.b_choice,
-                         lambda inner: self.kernel(inner, a_at, direct, k0, k1),
-                         lambda inner: self.kernel(inner, a_at, packed, k0, k1),
-                         [self.vec] * (s.mr * s.nr // s.lanes))
+                         lambda inner: self.kernel(inner, a_at, direct, k0, k1, rows),
+                         lambda inner: self.kernel(inner, a_at, packed, k0, k1, rows),
+                         [self.vec] * (rows * s.nr // s.lanes))
         nv = s.nr // s.lanes
         zero = b.create(BroadcastOp, e.fconst(b, 0.0, F32), result_types=[self.vec],
                         location=loc).result
@@ -886,13 +896,80 @@ class Blis:
         def step(b2: Builder, k: Value, accs: list[Value]) -> list[Value]:
             bs = [b_at(b2, k, j) for j in range(nv)]
             out = []
-            for r in range(s.mr):
+            for r in range(rows):
                 xv = b2.create(BroadcastOp, a_at(b2, k, r), result_types=[self.vec],
                                location=loc).result
                 out += [self.multiply_add(b2, xv, bs[j], accs[r * nv + j])
                         for j in range(nv)]
             return out
-        return e.for_(b, k0, k1, 1, step, [zero] * (s.mr * nv))
+        return e.for_(b, k0, k1, 1, step, [zero] * (rows * nv))
+
+    def thin_rows_at(self, b: Builder, m0: Value, ap: Value | None, q0: Index, ak: Index,
+                     q: Value, pc: Value):
+        """(rows of the tile at `m0` inside M, `row(builder, r)`: A's values along k at
+        the tile's row r, as `a_at` gives them) where the tile may be thin: `thin_rows`,
+        and M dynamic or its last tile less than half full (a static M's full tiles are
+        never thin: no second kernel is built for them). None otherwise."""
+        e, c, s = self.e, self.c, self.s
+        m = c.static(c.m)
+        if not self.thin_rows or s.mr < 3 or \
+                (m is not None and not 0 < 2 * (m % s.mr) < s.mr):
+            return None
+        inside = e.min(b, s.mr, e.sub(b, self.M, m0))
+
+        def row(b2: Builder, r: Value):
+            if ap is not None:          # packed: Ap[q, ak + k, r]
+                qv = e.v(e.add(b2, q0, q))
+
+                def packed(b3: Builder, k: Value, _) -> Value:
+                    return b3.create(LoadOp, ap, [qv, e.v(e.add(b3, ak, k)), r],
+                                     location=e.location).result
+                return packed
+            dims = dict(self.ivs) | self.split(b2, e.add(b2, m0, r), c.m)
+
+            def direct(b3: Builder, k: Value, _) -> Value:
+                return self.product(b3, c.a, dims | self.split(b3, e.add(b3, pc, k), c.k))
+            return direct
+        return inside, row
+
+    def thin(self, b: Builder, thin: tuple, a_at, b_at, k0: Index, k1: Index,
+             scratch: Value) -> list[Value]:
+        """The tile's sums, as `kernel` gives them, where fewer than half its rows are
+        inside M computed for those rows alone. `kernel` computes all mr rows (those past M
+        read row M - 1 and are never stored): a batch of one ran 6 times the multiply-adds
+        of its one row. A thin tile instead runs a two-row kernel per pair of its rows
+        inside M and a one-row kernel for an odd last one (a row computed twice cost as
+        much as a second row: the kernel is bound by its multiply-adds, not their
+        latency), each row's nv vectors stored into `scratch` (mr x nr) and the tile's
+        mr * nv loaded back (rows past M as row M - 1, what `kernel` gives them). B is read
+        once per pair, not once per tile, which is why a tile half full keeps `kernel`."""
+        e, s, loc = self.e, self.s, self.e.location
+        inside, row = thin
+        nv = s.nr // s.lanes
+        few = e.lt(b, e.mul(b, inside, 2), s.mr)
+        last = e.sub(b, inside, 1)
+
+        def rows(b2: Builder, first: Value, count: int) -> None:
+            """Rows first .. first + count - 1 of the tile, into `scratch`."""
+            picks = [first] + [e.v(e.add(b2, first, i)) for i in range(1, count)]
+            reads = [row(b2, x) for x in picks]
+            sums = self.kernel(b2, lambda b3, k, i: reads[i](b3, k, i), b_at, k0, k1, count)
+            for i, x in enumerate(picks):
+                for j in range(nv):
+                    b2.create(VectorStoreOp, sums[i * nv + j], scratch, [x, e.v(j * s.lanes)],
+                              location=loc)
+
+        def by_rows(b2: Builder) -> list[Value]:
+            pairs = e.sub(b2, inside, e.rem(b2, inside, 2))
+            e.for_(b2, 0, pairs, 2, lambda b3, r, _: rows(b3, r, 2))
+            e.if_(b2, e.lt(b2, pairs, inside), lambda b3: rows(b3, e.v(last), 1),
+                  lambda b3: None)
+            return [b2.create(VectorLoadOp, scratch, [e.v(e.min(b2, r, last)),
+                                                      e.v(j * s.lanes)],
+                              result_types=[self.vec], location=loc).result
+                    for r in range(s.mr) for j in range(nv)]
+        return e.if_(b, few, by_rows, lambda b2: self.kernel(b2, a_at, b_at, k0, k1),
+                     [self.vec] * (s.mr * nv))
 
     def scale_rows(self, b: Builder, accs: list[Value], m0: Value) -> list[Value]:
         """The tile's sums times A's row factors (`row_factors`) at each row, before

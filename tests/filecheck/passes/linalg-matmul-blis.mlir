@@ -12,6 +12,7 @@
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-dynamic=0 direct-b-tiles=0}' | FileCheck %s --check-prefix=DYN0
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 min-flops=0}' | FileCheck %s --check-prefix=SCALED
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{min-flops=0 lanes=8}' | FileCheck %s --check-prefix=PERIMG
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=6 nr=16 lanes=8 kc=64 min-flops=0 direct-b-tiles=0 parallel=false}' | FileCheck %s --check-prefix=THIN
 
 // A float32 contraction on memrefs becomes BLIS's nest: B packed into zero-padded
 // kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
@@ -743,5 +744,57 @@ func.func @per_image(%a: memref<?x8x72xf32>, %b: memref<?x9x72xf32>, %c: memref<
     %t = arith.addf %s, %w : f64
     linalg.yield %t : f64
   }
+  return
+}
+
+// A dynamic M with 6-row tiles: a tile with fewer than 3 of its rows inside M (the batch's
+// last one) runs kernels of those rows alone, not the six-row kernel whose extra rows are
+// never stored: a two-row kernel per pair of rows, a one-row kernel for an odd last row,
+// each row's sums stored into the tile's scratch; the tile's 6 x 2 vectors then come back
+// from it, rows past M as the last row inside.
+// THIN-LABEL: func.func @thin(
+// THIN-SAME:      %[[A:[^:]*]]: memref<?x64xf32>
+// THIN-DAG:     %[[ONE:.*]] = arith.constant 1 : index
+// THIN-DAG:     %[[TWO:.*]] = arith.constant 2 : index
+// THIN-DAG:     %[[SIX:.*]] = arith.constant 6 : index
+// THIN:         %[[SCRATCH:.*]] = memory.alloc() : memref<6x16xf32>
+// THIN:         %[[INSIDE:.*]] = arith.minsi %[[SIX]], %{{.*}} : index
+// THIN:         %[[TWICE:.*]] = arith.muli %[[INSIDE]], %[[TWO]] : index
+// THIN-NEXT:    %[[SPARSE:.*]] = arith.cmpi slt, %[[TWICE]], %[[SIX]] : index
+// THIN-NEXT:    %[[LAST:.*]] = arith.subi %[[INSIDE]], %[[ONE]] : index
+// THIN-NEXT:    %{{.*}}:12 = loop.if %[[SPARSE]] -> (vector<8xf32>
+// THIN-NEXT:      %[[ODD:.*]] = arith.remui %[[INSIDE]], %[[TWO]] : index
+// THIN-NEXT:      %[[PAIRS:.*]] = arith.subi %[[INSIDE]], %[[ODD]] : index
+// THIN-NEXT:      loop.for %[[R:[^ ]*]] = %{{.*}} to %[[PAIRS]] step %[[TWO]] {
+// THIN-NEXT:        %[[R2:.*]] = arith.addi %[[R]], %[[ONE]] : index
+// THIN-NEXT:        %[[M1:.*]] = arith.addi %[[ROW0:[^ ]*]], %[[R]] : index
+// THIN-NEXT:        %[[M2:.*]] = arith.addi %[[ROW0]], %[[R2]] : index
+// THIN:             %[[SUMS:.*]]:4 = loop.for
+// THIN:               memory.load %[[A]][%[[M1]], %{{.*}}] : memref<?x64xf32>
+// THIN-COUNT-2:       math.fma
+// THIN:               memory.load %[[A]][%[[M2]], %{{.*}}] : memref<?x64xf32>
+// THIN-COUNT-2:       math.fma
+// THIN-NOT:           math.fma
+// THIN:             memory.vector_store %[[SUMS]]#0, %[[SCRATCH]][%[[R]], %{{.*}}]
+// THIN-NEXT:        memory.vector_store %[[SUMS]]#1, %[[SCRATCH]][%[[R]], %{{.*}}]
+// THIN-NEXT:        memory.vector_store %[[SUMS]]#2, %[[SCRATCH]][%[[R2]], %{{.*}}]
+// THIN-NEXT:        memory.vector_store %[[SUMS]]#3, %[[SCRATCH]][%[[R2]], %{{.*}}]
+// THIN-NEXT:      }
+// THIN-NEXT:      %[[LONE:.*]] = arith.cmpi slt, %[[PAIRS]], %[[INSIDE]] : index
+// THIN-NEXT:      loop.if %[[LONE]] {
+// THIN-NEXT:        %[[M3:.*]] = arith.addi %[[ROW0]], %[[LAST]] : index
+// THIN:             %[[SUM:.*]]:2 = loop.for
+// THIN:               memory.load %[[A]][%[[M3]], %{{.*}}] : memref<?x64xf32>
+// THIN-COUNT-2:       math.fma
+// THIN-NOT:           math.fma
+// THIN:             memory.vector_store %[[SUM]]#0, %[[SCRATCH]][%[[LAST]], %{{.*}}]
+// THIN-NEXT:        memory.vector_store %[[SUM]]#1, %[[SCRATCH]][%[[LAST]], %{{.*}}]
+// THIN-NEXT:      }
+// THIN-COUNT-12:  memory.vector_load %[[SCRATCH]]
+// THIN:         } else {
+// THIN:           loop.for
+// THIN-COUNT-12:    math.fma
+func.func @thin(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x32xf32>) outs(%c : memref<?x32xf32>)
   return
 }
