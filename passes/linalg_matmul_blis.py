@@ -157,9 +157,9 @@ runs kernels of those rows alone (`Blis.thin`): two rows per kernel, one for an 
 row, their sums through the tile's scratch into the usual stores. Measured (MLP 784-256-10
 forward, 1 thread, `.so` builds alternated in one process, both orders, median us): B=1
 33.9-34.2 -> 27.4-28.0, B=2 29.4-32.1 -> 27.7-28.1; its x @ w1 (`Model.profile`) 17.6 ->
-11.8-13.2 at B=1, 15.5 -> 13.1 at B=2. The one-row kernel reads B's rows 1 KB apart, a
-stream from L2 that bounds it: a row computed twice cost as much as a second row, hence
-the one-row kernel for an odd row. `thin-rows=false` computes whole tiles.
+11.8-13.2 at B=1, 15.5 -> 13.1 at B=2: bound by B's rows, 1 KB apart, streaming from L2
+(the pair's kernel on the one row twice took 13.0). `thin-rows=false` computes whole
+tiles.
 
 Few columns. Where N, static, leaves more than a quarter of its vectors' lanes idle, the
 vectors run along another dim instead, every lane busy:

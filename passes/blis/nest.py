@@ -938,9 +938,10 @@ class Blis:
         inside M computed for those rows alone. `kernel` computes all mr rows (those past M
         read row M - 1 and are never stored): a batch of one ran 6 times the multiply-adds
         of its one row. A thin tile instead runs a two-row kernel per pair of its rows
-        inside M and a one-row kernel for an odd last one (a row computed twice cost as
-        much as a second row: the kernel is bound by its multiply-adds, not their
-        latency), each row's nv vectors stored into `scratch` (mr x nr) and the tile's
+        inside M and a one-row kernel for an odd last one (not the pair's kernel on the
+        row twice: at a batch of one both took 12-13 us for the MLP's x @ w1, bound by
+        B's rows streaming from L2, but the one-row kernel spares the multiply-adds where
+        they bind), each row's nv vectors stored into `scratch` (mr x nr) and the tile's
         mr * nv loaded back (rows past M as row M - 1, what `kernel` gives them). B is read
         once per pair, not once per tile, which is why a tile half full keeps `kernel`."""
         e, s, loc = self.e, self.s, self.e.location
