@@ -363,7 +363,7 @@ class Blis:
     wherever that is a plain read (`a_readable`). `direct_b_tiles`: a plain
     `x @ w` reads B where it lies when M is at most that many register tiles
     (`b_choosable`; 0: never). `thin_rows`: the last tile, where fewer than half its rows
-    are inside M, runs micro-kernels of those rows alone (`thin`)."""
+    are inside M, runs a two-row micro-kernel per pair of them (`thin`)."""
 
     def __init__(self, c: Contraction, s: Schedule, constants: IndexConstants,
                  threads: bool, overwrite: bool, l2_bytes: int,
@@ -377,7 +377,7 @@ class Blis:
         self.a_direct = direct_a and not self.a_once() and self.a_readable()
         self.b_direct = c.transposed and b_readable(c, s.lanes)
         self.direct_b_tiles = direct_b_tiles
-        #: a tile with fewer than half its rows inside M runs those alone (`thin`)
+        #: a tile with fewer than half its rows inside M runs them by pairs (`thin`)
         self.thin_rows = thin_rows
         #: where B's choice is made at run time (a dynamic M): the `i1` "read B where it
         #: lies", set by `emit`; None: `b_direct` says
@@ -935,41 +935,38 @@ class Blis:
     def thin(self, b: Builder, thin: tuple, a_at, b_at, k0: Index, k1: Index,
              scratch: Value) -> list[Value]:
         """The tile's sums, as `kernel` gives them, where fewer than half its rows are
-        inside M computed for those rows alone. `kernel` computes all mr rows (those past M
-        read row M - 1 and are never stored): a batch of one ran 6 times the multiply-adds
-        of its one row. A thin tile instead runs a two-row kernel per pair of its rows
-        inside M and a one-row kernel for an odd last one (not the pair's kernel on the
-        row twice: at a batch of one both took 12-13 us for the MLP's x @ w1, bound by
-        B's rows streaming from L2, but the one-row kernel spares the multiply-adds where
-        they bind), each row's nv vectors stored into `scratch` (mr x nr) and the tile's
-        mr * nv loaded back (rows past M as row M - 1, what `kernel` gives them). B is read
-        once per pair, not once per tile, which is why a tile half full keeps `kernel`."""
+        inside M computed for those rows alone, by pairs. `kernel` computes all mr rows
+        (those past M read row M - 1 and are never stored): a batch of one ran 6 times the
+        multiply-adds of its one row. A thin tile instead runs a two-row kernel per pair of
+        its rows inside M, an odd last row paired with itself, each row's nv vectors
+        stored into `scratch` (mr x nr) and the tile's mr * nv loaded back (rows past M as
+        row M - 1, what `kernel` gives them). One kernel more, not one per row count: at a
+        batch of one the pair's kernel on the row twice took 13.0 us for the MLP's x @ w1,
+        a one-row kernel 12-13 (both bound by B's rows streaming from L2), and each kernel
+        is LLVM's time at every cold compile. B is read once per pair, not once per tile,
+        which is why a tile half full keeps `kernel`."""
         e, s, loc = self.e, self.s, self.e.location
         inside, row = thin
         nv = s.nr // s.lanes
         few = e.lt(b, e.mul(b, inside, 2), s.mr)
         last = e.sub(b, inside, 1)
 
-        def rows(b2: Builder, first: Value, count: int) -> None:
-            """Rows first .. first + count - 1 of the tile, into `scratch`."""
-            picks = [first] + [e.v(e.add(b2, first, i)) for i in range(1, count)]
+        def pair(b2: Builder, r: Value, _) -> None:
+            picks = [r, e.v(e.min(b2, e.add(b2, r, 1), last))]
             reads = [row(b2, x) for x in picks]
-            sums = self.kernel(b2, lambda b3, k, i: reads[i](b3, k, i), b_at, k0, k1, count)
+            sums = self.kernel(b2, lambda b3, k, i: reads[i](b3, k, i), b_at, k0, k1, 2)
             for i, x in enumerate(picks):
                 for j in range(nv):
                     b2.create(VectorStoreOp, sums[i * nv + j], scratch, [x, e.v(j * s.lanes)],
                               location=loc)
 
-        def by_rows(b2: Builder) -> list[Value]:
-            pairs = e.sub(b2, inside, e.rem(b2, inside, 2))
-            e.for_(b2, 0, pairs, 2, lambda b3, r, _: rows(b3, r, 2))
-            e.if_(b2, e.lt(b2, pairs, inside), lambda b3: rows(b3, e.v(last), 1),
-                  lambda b3: None)
+        def by_pairs(b2: Builder) -> list[Value]:
+            e.for_(b2, 0, inside, 2, pair)
             return [b2.create(VectorLoadOp, scratch, [e.v(e.min(b2, r, last)),
                                                       e.v(j * s.lanes)],
                               result_types=[self.vec], location=loc).result
                     for r in range(s.mr) for j in range(nv)]
-        return e.if_(b, few, by_rows, lambda b2: self.kernel(b2, a_at, b_at, k0, k1),
+        return e.if_(b, few, by_pairs, lambda b2: self.kernel(b2, a_at, b_at, k0, k1),
                      [self.vec] * (s.mr * nv))
 
     def scale_rows(self, b: Builder, accs: list[Value], m0: Value) -> list[Value]:

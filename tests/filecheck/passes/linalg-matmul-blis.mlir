@@ -748,10 +748,10 @@ func.func @per_image(%a: memref<?x8x72xf32>, %b: memref<?x9x72xf32>, %c: memref<
 }
 
 // A dynamic M with 6-row tiles: a tile with fewer than 3 of its rows inside M (the batch's
-// last one) runs kernels of those rows alone, not the six-row kernel whose extra rows are
-// never stored: a two-row kernel per pair of rows, a one-row kernel for an odd last row,
-// each row's sums stored into the tile's scratch; the tile's 6 x 2 vectors then come back
-// from it, rows past M as the last row inside.
+// last one) runs a two-row kernel per pair of those rows (an odd last row paired with
+// itself), not the six-row kernel whose extra rows are never stored: each pair's sums go
+// into the tile's scratch by rows, and the tile's 6 x 2 vectors come back from it, rows
+// past M as the last row inside.
 // THIN-LABEL: func.func @thin(
 // THIN-SAME:      %[[A:[^:]*]]: memref<?x64xf32>
 // THIN-DAG:     %[[ONE:.*]] = arith.constant 1 : index
@@ -763,10 +763,9 @@ func.func @per_image(%a: memref<?x8x72xf32>, %b: memref<?x9x72xf32>, %c: memref<
 // THIN-NEXT:    %[[SPARSE:.*]] = arith.cmpi slt, %[[TWICE]], %[[SIX]] : index
 // THIN-NEXT:    %[[LAST:.*]] = arith.subi %[[INSIDE]], %[[ONE]] : index
 // THIN-NEXT:    %{{.*}}:12 = loop.if %[[SPARSE]] -> (vector<8xf32>
-// THIN-NEXT:      %[[ODD:.*]] = arith.remui %[[INSIDE]], %[[TWO]] : index
-// THIN-NEXT:      %[[PAIRS:.*]] = arith.subi %[[INSIDE]], %[[ODD]] : index
-// THIN-NEXT:      loop.for %[[R:[^ ]*]] = %{{.*}} to %[[PAIRS]] step %[[TWO]] {
-// THIN-NEXT:        %[[R2:.*]] = arith.addi %[[R]], %[[ONE]] : index
+// THIN-NEXT:      loop.for %[[R:[^ ]*]] = %{{.*}} to %[[INSIDE]] step %[[TWO]] {
+// THIN-NEXT:        %[[NEXT:.*]] = arith.addi %[[R]], %[[ONE]] : index
+// THIN-NEXT:        %[[R2:.*]] = arith.minsi %[[NEXT]], %[[LAST]] : index
 // THIN-NEXT:        %[[M1:.*]] = arith.addi %[[ROW0:[^ ]*]], %[[R]] : index
 // THIN-NEXT:        %[[M2:.*]] = arith.addi %[[ROW0]], %[[R2]] : index
 // THIN:             %[[SUMS:.*]]:4 = loop.for
@@ -779,16 +778,6 @@ func.func @per_image(%a: memref<?x8x72xf32>, %b: memref<?x9x72xf32>, %c: memref<
 // THIN-NEXT:        memory.vector_store %[[SUMS]]#1, %[[SCRATCH]][%[[R]], %{{.*}}]
 // THIN-NEXT:        memory.vector_store %[[SUMS]]#2, %[[SCRATCH]][%[[R2]], %{{.*}}]
 // THIN-NEXT:        memory.vector_store %[[SUMS]]#3, %[[SCRATCH]][%[[R2]], %{{.*}}]
-// THIN-NEXT:      }
-// THIN-NEXT:      %[[LONE:.*]] = arith.cmpi slt, %[[PAIRS]], %[[INSIDE]] : index
-// THIN-NEXT:      loop.if %[[LONE]] {
-// THIN-NEXT:        %[[M3:.*]] = arith.addi %[[ROW0]], %[[LAST]] : index
-// THIN:             %[[SUM:.*]]:2 = loop.for
-// THIN:               memory.load %[[A]][%[[M3]], %{{.*}}] : memref<?x64xf32>
-// THIN-COUNT-2:       math.fma
-// THIN-NOT:           math.fma
-// THIN:             memory.vector_store %[[SUM]]#0, %[[SCRATCH]][%[[LAST]], %{{.*}}]
-// THIN-NEXT:        memory.vector_store %[[SUM]]#1, %[[SCRATCH]][%[[LAST]], %{{.*}}]
 // THIN-NEXT:      }
 // THIN-COUNT-12:  memory.vector_load %[[SCRATCH]]
 // THIN:         } else {
