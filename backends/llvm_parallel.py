@@ -93,9 +93,10 @@ from irkit.backends.llvm_types import I1, I32, I64, PTR, VOID
 
 #: the least work (body ops executed) worth a thread of its own in a fork of threads that
 #: spin between regions (module docstring): such a fork cost 1.3 us on a 2-vCPU Xeon VM. Set
-#: by measurement there, two spinning threads, train steps' medians, one process: against
-#: the earlier 2^17, 2^13 took the CNN (B=64) 662 -> 563 us, the MLP 784-256-10 525 -> 475
-#: us at B=128 and 3306 -> 3268 at B=1024 (2^11, 2^12 and 2^14 no better)
+#: by measurement there, two spinning threads: 2^11 to 2^14 all beat the earlier 2^17 on
+#: the CNN (B=64), by as much; `.so` builds alternated in one process, both orders, medians,
+#: 2^13 against 2^17: the CNN step 545-557 against 648-656 us, the MLP 784-256-10 step
+#: unchanged (B=128 495 / 496 us, B=1024 3148 / 3181 us)
 MIN_WORK_PER_THREAD = 1 << 13
 #: the same inside an `omp.parallel` whose team is running, where a barrier costs less than
 #: a fork: a loop with less than twice this runs on one thread of the team

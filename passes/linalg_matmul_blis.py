@@ -157,8 +157,8 @@ a two-row kernel per pair of those rows (`Blis.thin`), their sums through the ti
 scratch into the usual stores. Measured (MLP 784-256-10 forward, 1 thread, `.so` builds
 alternated in one process, both orders, median us): B=1 28.8-30.7 -> 27.4-27.9, B=2
 28.4-29.7 -> 26.9-27.0 (most of a call is Python's); its x @ w1 (`Model.profile`) 17.6 ->
-13.0 at B=1, 15.5 -> 13.1 at B=2, bound by B's rows, 1 KB apart, streaming from L2 (a one-
-row kernel for an odd row took 12-13 us: not worth a third kernel's compile time). The
+13.0 at B=1, 15.5 -> 13.1 at B=2, bound by B's rows, 1 KB apart, streaming from L2 (a
+one-row kernel for an odd row took 12-13 us: not worth a third kernel's compile time). The
 cost: LLVM's time for examples/mlp.irk (one partition, CPU ms) 656 / 642 -> 693 / 675.
 `thin-rows=false` computes whole tiles.
 
