@@ -153,14 +153,16 @@ Thin tiles. Rows of a tile past M compute row M - 1's sums and are never stored,
 is a batch of one the kernel ran 6 times the multiply-adds it needed (6-row tiles). A tile
 with fewer than half its rows inside M (the last tile of a dynamic M; of a static M, only
 where its last tile is that thin: a static M picks its tile height by the cost model) runs
-a two-row kernel per pair of those rows (`Blis.thin`), their sums through the tile's
-scratch into the usual stores. Measured (MLP 784-256-10 forward, 1 thread, `.so` builds
-alternated in one process, both orders, median us): B=1 28.8-30.7 -> 27.4-27.9, B=2
-28.4-29.7 -> 26.9-27.0 (most of a call is Python's); its x @ w1 (`Model.profile`) 17.6 ->
-13.0 at B=1, 15.5 -> 13.1 at B=2, bound by B's rows, 1 KB apart, streaming from L2 (a
-one-row kernel for an odd row took 12-13 us: not worth a third kernel's compile time). The
-cost: LLVM's time for examples/mlp.irk (one partition, CPU ms) 656 / 642 -> 693 / 675.
-`thin-rows=false` computes whole tiles.
+a two-row kernel per pair of those rows (`Blis.thin`), reading B where it lies where the
+nest may, their sums through the tile's scratch into the usual stores; only where K is
+dynamic or at least `nest.THIN_MIN_K` (64). Measured (MLP 784-256-10 forward, 1 thread,
+`.so` builds alternated in one process, both orders, median us): B=1 28.8-30.7 ->
+27.4-27.9, B=2 28.4-29.7 -> 26.9-27.0 (most of a call is Python's); its x @ w1
+(`Model.profile`) 17.6 -> 13.0 at B=1, 15.5 -> 13.1 at B=2, bound by B's rows, 1 KB apart,
+streaming from L2 (a one-row kernel for an odd row took 12-13 us: not worth a third
+kernel's compile time). The cost is compile time: a fresh process to examples/mlp.irk's
+first training step (cold cache, medians of six alternated, from `import irkit`) 0.770 s
+with `thin-rows=false`, 0.795 s with thin tiles. `thin-rows=false` computes whole tiles.
 
 Few columns. Where N, static, leaves more than a quarter of its vectors' lanes idle, the
 vectors run along another dim instead, every lane busy:

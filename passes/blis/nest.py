@@ -72,6 +72,11 @@ class Schedule:
     fused: bool = True
 
 
+#: the least static K for which a nest builds its thin-tile kernel (`Blis.thin`): below
+#: it, the multiply-adds a thin tile spares are too few to pay for the kernel's compile time
+THIN_MIN_K = 64
+
+
 def register_tile(registers: int, lanes: int, m: int | None = None,
                   n: int | None = None) -> tuple[int, int]:
     """(mr, nv) with the most FMAs per operand fetched (mr * nv / (mr + nv)), times the
@@ -907,12 +912,14 @@ class Blis:
     def thin_rows_at(self, b: Builder, m0: Value, ap: Value | None, q0: Index, ak: Index,
                      q: Value, pc: Value):
         """(rows of the tile at `m0` inside M, `row(builder, r)`: A's values along k at
-        the tile's row r, as `a_at` gives them) where the tile may be thin: `thin_rows`,
-        and M dynamic or its last tile less than half full (a static M's full tiles are
-        never thin: no second kernel is built for them). None otherwise."""
+        the tile's row r, as `a_at` gives them) where the tile may be thin: `thin_rows`;
+        M dynamic or its last tile less than half full (a static M's full tiles are never
+        thin: no second kernel is built for them); and K dynamic or at least
+        `THIN_MIN_K`, where the rows spared are worth the kernel's compile time (the MLP's
+        dz @ w2^T, K = 10, would spare a batch of one 0.06 us). None otherwise."""
         e, c, s = self.e, self.c, self.s
-        m = c.static(c.m)
-        if not self.thin_rows or s.mr < 3 or \
+        m, k = c.static(c.m), c.static(c.k)
+        if not self.thin_rows or s.mr < 3 or (k is not None and k < THIN_MIN_K) or \
                 (m is not None and not 0 < 2 * (m % s.mr) < s.mr):
             return None
         inside = e.min(b, s.mr, e.sub(b, self.M, m0))
@@ -950,11 +957,14 @@ class Blis:
         nv = s.nr // s.lanes
         few = e.lt(b, e.mul(b, inside, 2), s.mr)
         last = e.sub(b, inside, 1)
+        # B where it lies, where the nest may read it so (`b_choice`): valid whether or not
+        # this call packed it, and one pair kernel, not one per way of reading B
+        thin_b = b_at[0] if isinstance(b_at, tuple) else b_at
 
         def pair(b2: Builder, r: Value, _) -> None:
             picks = [r, e.v(e.min(b2, e.add(b2, r, 1), last))]
             reads = [row(b2, x) for x in picks]
-            sums = self.kernel(b2, lambda b3, k, i: reads[i](b3, k, i), b_at, k0, k1, 2)
+            sums = self.kernel(b2, lambda b3, k, i: reads[i](b3, k, i), thin_b, k0, k1, 2)
             for i, x in enumerate(picks):
                 for j in range(nv):
                     b2.create(VectorStoreOp, sums[i * nv + j], scratch, [x, e.v(j * s.lanes)],

@@ -160,7 +160,9 @@ def test_thin_tiles_run_row_by_row(threads, layout, direct_b_tiles):
     options = dict(mr=6, nr=16, lanes=16, kc=32, direct_b_tiles=direct_b_tiles)
     text = str(transformed(src, **options))
     fmas = text.count("math.fma")
-    assert fmas == (2 + 6) * (2 if direct_b_tiles else 1)    # thin and whole kernels
+    # the whole tile's kernel per way of reading B, one thin kernel (B where it lies when it
+    # may be read so)
+    assert fmas == 6 * (2 if direct_b_tiles else 1) + 2
     plain = str(transformed(src, thin_rows=False, **options)).count("math.fma")
     assert plain == 6 * (2 if direct_b_tiles else 1)
     f = jit(src, threads=threads, **options)
@@ -174,11 +176,12 @@ def test_thin_tiles_run_row_by_row(threads, layout, direct_b_tiles):
 
 def test_thin_tiles_only_where_a_static_m_leaves_one():
     """A static M builds the two-row kernel only where its last tile is less than half
-    full: 13 rows of 6-row tiles (1 in the last) do, 16 (4) and 12 (whole tiles) do not."""
+    full: 13 rows of 6-row tiles (1 in the last) do, 16 (4) and 12 (whole tiles) do not;
+    nor does a static K below `THIN_MIN_K` (16)."""
     options = dict(mr=6, nr=16, lanes=16, kc=32)
-    for m, kernels in ((13, 2), (16, 1), (12, 1)):
-        text = str(transformed(generic(m, 40, 70, widened=True), **options))
-        assert text.count("math.fma") == {2: 6 + 2, 1: 6}[kernels], m
+    for m, k, kernels in ((13, 70, 2), (16, 70, 1), (12, 70, 1), (13, 16, 1)):
+        text = str(transformed(generic(m, 40, k, widened=True), **options))
+        assert text.count("math.fma") == {2: 6 + 2, 1: 6}[kernels], (m, k)
     f = jit(generic(13, 40, 70, widened=True), **options)
     a, b, _, _ = operands(13, 40, 70, seed=4)
     c = np.zeros((13, 40))
