@@ -188,10 +188,7 @@ def _alloca(lw: FunctionLowering, op, args):
     t = op.results[0].type
     lw.value_type(t)
     elem = storage_scalar(scalar_type(t.element, op))
-    count = 1
-    for d in t.shape:
-        count *= d
-    slot = lw.alloca(ir.ArrayType(elem, count))
+    slot = lw.alloca(ir.ArrayType(elem, t.num_elements))
     slot.align = _alignment(lw, op)
     b = lw.builder
     sizes = _shape(lw, t, [])

@@ -377,7 +377,8 @@ def _fork(lw: FunctionLowering, op: Operation) -> None:
 
     # the members worth a fork: the team runs the first of them to the last
     least = _least_work(lw, MIN_WORK_PER_THREAD)
-    worth = [b.icmp_unsigned(">=", w, b.shl(least, constant(1))) for w in works]
+    pair = b.shl(least, constant(1))            # two threads' least work
+    worth = [b.icmp_unsigned(">=", w, pair) for w in works]
     first, end, work = constant(len(members)), constant(0), constant(0)
     for k, (w, ok) in enumerate(zip(works, worth)):
         first = b.select(ok, umin(first, constant(k)), first)

@@ -1059,10 +1059,7 @@ class Blis:
             col_t = VectorType((s.mr,), tile_acc.type.element)
 
             def column(b2: Builder, j: Value, _) -> None:
-                idx = [e.v(e.mul(b2, j, s.mr))]
-                x = self.widen(b2, b2.create(VectorLoadOp, self.columns_scratch, idx,
-                                             result_types=[VectorType((s.mr,), F32)],
-                                             location=loc).result, col_t)
+                idx, x = self.scratch_column(b2, j, col_t)
                 if add:
                     x = self.plus_waiting(b2, x, col_t, tile_acc, idx, None)
                 b2.create(VectorStoreOp, x, tile_acc, idx, location=loc)
@@ -1148,10 +1145,7 @@ class Blis:
         col_t = VectorType((s.mr,), c.c.type.element)
 
         def column(b2: Builder, j: Value, _) -> None:
-            at = [e.v(e.mul(b2, j, s.mr))]
-            x = self.widen(b2, b2.create(VectorLoadOp, self.columns_scratch, at,
-                                         result_types=[VectorType((s.mr,), F32)],
-                                         location=loc).result, col_t)
+            at, x = self.scratch_column(b2, j, col_t)
             idx = self.c_index(b2, m0, e.add(b2, n0, j))
             for buffer, when in waiting:
                 x = self.plus_waiting(b2, x, col_t, buffer, idx if buffer is c.c else at, when)
@@ -1162,6 +1156,15 @@ class Blis:
                 self.split(b2, e.add(b2, n0, j), c.n)
             epilogues.apply(self.ep, self, b2, x, dims, s.mr, along=c.m[0])
         e.for_(b, 0, self.valid(b, m0, n0)[1], 1, column)
+
+    def scratch_column(self, b: Builder, j: Value, t: VectorType) -> tuple[list, Value]:
+        """([index], vector) of the transposed tile's column `j` in `columns_scratch`
+        (`transpose_tile`): its mr float32 sums, widened to `t`."""
+        e, s = self.e, self.s
+        at = [e.v(e.mul(b, j, s.mr))]
+        x = b.create(VectorLoadOp, self.columns_scratch, at,
+                     result_types=[VectorType((s.mr,), F32)], location=e.location).result
+        return at, self.widen(b, x, t)
 
     def transpose_tile(self, b: Builder, accs: list[Value]) -> None:
         """The tile's float32 sums into `columns_scratch` column after column, by
