@@ -17,14 +17,17 @@ call (a thread keeps touching the same rows: cache affinity, and results that do
 on timing). The work is a regular loop nest, so the dynamic schedule's load balancing
 (`GOMP_loop_dynamic_*`, a locked counter per chunk) would buy nothing here.
 
-An `omp.parallel` (dialects/omp.py, made by `loop-merge-parallel-regions`) is `#pragma omp
-parallel` around several `omp for`s: its region is outlined the same way and forked once;
-every thread runs the code between the loops (pure: the verifier says so), and each
+An `omp.parallel` (dialects/omp.py, made by `loop-merge-parallel-regions` and by the
+dot-product nest) is `#pragma omp parallel` around several `omp for`s: its region is
+outlined the same way and forked once; every thread runs the code between the loops (pure,
+or its own private buffers' and reads before the first loop: the verifier says so; a
+`memory.alloca` is a slot of the outlined body's frame, each thread its own), and each
 outermost `loop.parallel` in it is a worksharing loop, chunked as above. A loop worth no
 split by its own work (`MIN_WORK_PER_THREAD_IN_TEAM`) runs on thread 0 alone. Before a
 loop, a `GOMP_barrier` where it or the loop before it was split (its reads wait for the
-other threads' writes, and theirs for its reads); two loops of thread 0 need none, and the
-join ends the region. Both decisions are computed alike on every thread.
+other threads' writes, and theirs for its reads); two loops of thread 0 need none, nor does
+the first loop the region runs (the fork ordered what came before), and the join ends the
+region. Both decisions are computed alike on every thread.
 
 How many threads: the module's global `irkit_num_threads` (i32, hidden; 0 by default), set
 after loading (`JitModule.set_threads`, the C API's `irkit_init` / `irkit_set_threads`): 0
@@ -349,11 +352,14 @@ def _loop_bounds(op: Operation):
 
 
 def _members(op: Operation) -> list[Operation]:
-    """The loops `op` runs: itself for a `loop.parallel`, else its region's ops with regions
-    (the parallel loops, and the `loop.for` / `loop.if`s around some)."""
+    """The loops `op` runs: itself for a `loop.parallel`, else its region's parallel loops
+    and the `loop.for` / `loop.if`s around some. The region's other ops, a loop filling a
+    private buffer among them, are team code: every call of the outlined body runs them (a
+    private buffer is filled in the frame whose loops read it)."""
     if isinstance(op, ParallelOp):
         return [op]
-    return [o for o in op.regions[0].blocks[0].ops if o.regions]
+    return [o for o in op.regions[0].blocks[0].ops
+            if o.regions and any(isinstance(x, ParallelOp) for x in o.walk())]
 
 
 def _fork(lw: FunctionLowering, op: Operation) -> None:
@@ -443,6 +449,10 @@ class TeamLowering(FunctionLowering):
         #: whether the last worksharing loop run was split (a barrier then comes first)
         self.after_split = self.alloca(I1)
         self._allocas.store(ir.Constant(I1, 0), self.after_split)
+        #: whether a worksharing loop has run: before the first, the fork has synchronized
+        #: the team and the code each thread ran touched only its own memory (no barrier)
+        self.after_loop = self.alloca(I1)
+        self._allocas.store(ir.Constant(I1, 0), self.after_loop)
 
 
 def _outline(lw: FunctionLowering, op: Operation, captures: list[Value],
@@ -505,9 +515,10 @@ def _workshare(lw: TeamLowering, op: ParallelOp) -> None:
         split = b.and_(split, b.icmp_unsigned(
             ">=", work, _least_work(lw, 2 * MIN_WORK_PER_THREAD_IN_TEAM)))
         before = b.load(lw.after_split, typ=I1)
-        with b.if_then(b.or_(split, before)):
+        with b.if_then(b.and_(b.or_(split, before), b.load(lw.after_loop, typ=I1))):
             b.call(_omp(lw, "GOMP_barrier"), [])
         b.store(split, lw.after_split)
+        b.store(ir.Constant(I1, 1), lw.after_loop)
         tid = b.select(split, tid, ir.Constant(I64, 0))
         nth = b.select(split, nth, ir.Constant(I64, 1))
     q, r = b.udiv(trips, nth), b.urem(trips, nth)

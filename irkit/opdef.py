@@ -30,7 +30,11 @@ Hooks an op class may define (all optional):
 - `evaluate(self, *values)`: numpy reference semantics for the interpreter, or
   `interpret(self, interp, values)` for ops with regions or control flow;
 - `parse(cls, parser, result_count)` / `print(self, printer)`: custom assembly;
-- `vjp` / `jvp`: differentiation rules (later layers).
+- `vjp` / `jvp`: differentiation rules (later layers);
+- `memory_effects(self) -> list[(effect, value)]`: what the op does to buffers, each effect
+  one of `ALLOCATE`, `FREE`, `READ`, `WRITE` on a memref value (MLIR's
+  MemoryEffectOpInterface); an op without `Pure` that lists none has no effect
+  (`irkit.rewrite.is_pure`).
 """
 
 from __future__ import annotations
@@ -51,6 +55,9 @@ from irkit.types import (
     ComplexType, FloatType, FunctionType, IndexType, IntegerType, RankedTensorType,
     ShapedType, Type, UnrankedTensorType, VectorType, MemRefType, UnrankedMemRefType, I32,
 )
+
+#: the effects `memory_effects()` lists, each on one buffer (module docstring)
+ALLOCATE, FREE, READ, WRITE = "allocate", "free", "read", "write"
 
 # ---------------------------------------------------------------------------------------------
 # Constraints

@@ -11,9 +11,9 @@ import weakref
 import numpy as np
 
 from irkit.ir import Operation, Value
-from irkit.opdef import (
-    Constraint, Dialect, Index, Op, OptOperand, Operand, Pure, Result, Terminator, VarOperand,
-    has_trait,
+from irkit.opdef import (  # noqa: F401  (the effect names: memory's ops list them)
+    ALLOCATE, FREE, READ, WRITE, Constraint, Dialect, Index, Op, OptOperand, Operand, Pure,
+    Result, Terminator, VarOperand, has_trait,
 )
 from irkit.rewrite import PatternRewriter, RewritePattern
 from irkit.types import (
@@ -25,8 +25,6 @@ memory = Dialect("memory", "Buffers: alloc / view / subview / load / store / cop
 # `memory.dim` folds to a plain index: an `arith.constant`, as memref.dim does in MLIR.
 memory.constant_materializer = materialize_constant
 
-#: what `memory_effects()` lists: (effect, buffer) pairs with these effect names
-ALLOCATE, FREE, READ, WRITE = "allocate", "free", "read", "write"
 
 
 def _scalar(t) -> bool:

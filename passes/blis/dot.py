@@ -47,12 +47,15 @@ from __future__ import annotations
 
 from irkit.attributes import DenseArrayAttr
 from irkit.builder import Builder
-from irkit.ir import Value
+from irkit.ir import Block, Value
 from irkit.target import Target
-from irkit.types import F32, I64, VectorType
+from irkit.types import F32, I64, MemRefType, VectorType
 from irkit.dialects import arith
 from irkit.dialects.arith.base import FASTMATH
-from irkit.dialects.memory import DeallocOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp
+from irkit.dialects.memory import (
+    AllocaOp, DeallocOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp,
+)
+from irkit.dialects.omp import ParallelOp as TeamOp, TerminatorOp as TeamEnd
 from irkit.dialects.memory.view import strides_and_offset
 from irkit.dialects.vector import KIND_ATTRS, BroadcastOp, ReductionOp, ShuffleOp
 from irkit.passes.blis import epilogue as epilogues
@@ -109,11 +112,22 @@ class Dot(Blis):
         c, s, e, top = self.c, self.s, self.e, self.top
         self.M, self.N, self.K = (self.flat_size(g) for g in (c.m, c.n, c.k))
         n, k = c.static(c.n), c.static(c.k)
-        bt = e.alloc(top, (n, k))
-        self.transpose_b(top, bt, n, k)
-        e.parallel(top, e.ceildiv(top, self.M, s.mr), 1,
-                   lambda b, t: self.tile(b, bt, e.mul(b, t, s.mr)), self.threads)
-        Builder.after(c.op).create(DeallocOp, bt, location=e.location)
+        tiles = e.ceildiv(top, self.M, s.mr)
+        if not self.threads:
+            bt = e.alloc(top, (n, k))
+            self.transpose_b(top, bt, n, k)
+            e.for_(top, 0, tiles, 1, lambda b, t, _: self.tile(b, bt, e.mul(b, t, s.mr)))
+            Builder.after(c.op).create(DeallocOp, bt, location=e.location)
+            return
+        # each thread its own Bt (module docstring: "Threads")
+        team = top.create(TeamOp, result_types=[], regions=1, location=e.location)
+        team.regions[0].add_block(Block([]))
+        inner = Builder.at_end(team.regions[0].blocks[0])
+        bt = inner.create(AllocaOp, [], result_types=[MemRefType((n, k), F32)],
+                          location=e.location).result
+        self.transpose_b(inner, bt, n, k)
+        e.parallel(inner, tiles, 1, lambda b, t: self.tile(b, bt, e.mul(b, t, s.mr)), True)
+        inner.create(TeamEnd, result_types=[], location=e.location)
 
     def transpose_b(self, b: Builder, bt: Value, n: int, k: int) -> None:
         """Bt[j, k] = prod(B factors) at (k, j). Where B is one buffer holding a row's N

@@ -496,6 +496,7 @@ class Blis:
         per_image = self.per_image()
         self.threads = self.threads and not per_image        # one level of threads
         self.tiles, self.blocks = self.row_blocks()
+        self.parts = self.column_parts()
         bp_shape = (s.nc // s.nr, s.kc, s.nr)
         if not per_image and self.b_choosable():
             m, limit = c.static(c.m), self.direct_b_tiles * s.mr
@@ -534,6 +535,18 @@ class Blis:
         for buf in (None if per_image else self.bp, self.ap_all):
             if buf is not None:
                 after.create(DeallocOp, buf, location=e.location)
+
+    def column_parts(self) -> int:
+        """How many parts the threads split each row block's columns into: where a static M
+        is fewer row blocks than `row_blocks`, enough parts to make up that many, at most
+        one per column tile."""
+        c, s = self.c, self.s
+        if not self.threads or not isinstance(self.blocks, int) or \
+                self.blocks >= s.row_blocks:
+            return 1
+        n = c.static(c.n)
+        parts = -(-s.row_blocks // self.blocks)
+        return parts if n is None else max(1, min(parts, -(-min(n, s.nc) // s.nr)))
 
     def per_image(self) -> bool:
         """Whether the threads split the outer batch loop (a convolution's images) instead of
@@ -604,8 +617,15 @@ class Blis:
                 e.if_(b2, self.b_choice, lambda b3: None, pack)
             elif not self.b_direct:
                 pack(b2)
-            e.parallel(b2, self.blocks, 1,
-                       lambda b3, i: self.row_block(b3, i, jc, pc, nb, kb), self.threads)
+            parts = self.parts
+
+            def item(b3: Builder, i: Value) -> None:       # part-major: a thread's items
+                if parts == 1:                              # share their columns
+                    self.row_block(b3, i, jc, pc, nb, kb)
+                    return
+                self.row_block(b3, e.rem(b3, i, self.blocks), jc, pc, nb, kb,
+                               e.div(b3, i, self.blocks), parts)
+            e.parallel(b2, e.mul(b2, self.blocks, parts), 1, item, self.threads)
         e.for_(b, 0, self.K, s.kc, k_block)
 
     # ----- packing ----------------------------------------------------------------------------
@@ -760,7 +780,7 @@ class Blis:
     # ----- the register tiles -----------------------------------------------------------------
 
     def row_block(self, b: Builder, block: Value, jc: Value, pc: Value, nb: Index,
-                  kb: Index) -> None:
+                  kb: Index, part: Index = 0, parts: int = 1) -> None:
         e, s = self.e, self.s
         ic, mb = self.block_rows(b, block)
         scratch = e.alloc(b, (s.mr, s.nr))
@@ -817,7 +837,9 @@ class Blis:
                 else:
                     e.for_(b3, 0, kb, s.chunk, chunk)
             e.for_(b2, 0, e.ceildiv(b2, mb, s.mr), 1, tile)
-        e.for_(b, 0, e.ceildiv(b, nb, s.nr), 1, column)
+        ntiles = e.ceildiv(b, nb, s.nr)
+        e.for_(b, e.div(b, e.mul(b, part, ntiles), parts),
+               e.div(b, e.mul(b, e.add(b, part, 1), ntiles), parts), 1, column)
         b.create(DeallocOp, scratch, location=e.location)
         if self.columns_scratch is not None:
             b.create(DeallocOp, self.columns_scratch, location=e.location)

@@ -228,9 +228,10 @@ def test_row_blocks_cover_every_row_once(m):
     check(c, a, b, c0, 2.0**-21)
 
 
-def _row_block_count(m: int, **options) -> int:
-    """The trip count of the row blocks' loop.parallel (the second: B's packing is first)."""
-    module = transformed(generic(m, 32, 8), mr=2, nr=16, lanes=8, mc=16, **options)
+def _row_block_count(m: int, n: int = 16, **options) -> int:
+    """The trip count of the row blocks' loop.parallel (the second: B's packing is first):
+    the row blocks times the parts of the columns (one where N is one column tile)."""
+    module = transformed(generic(m, n, 8), mr=2, nr=16, lanes=8, mc=16, **options)
     loops = [o for o in module.walk() if isinstance(o, ParallelOp)]
     return constant_value(loops[-1].upper_bounds[0]).value
 
@@ -244,6 +245,36 @@ def test_row_block_count_is_a_multiple_of_row_blocks(m):
     assert blocks * 8 >= tiles and (blocks % 8 == 0 or blocks == tiles)
     assert blocks <= max(8, -(-tiles // 8) + 8)
     assert _row_block_count(m, row_blocks=1) == -(-tiles // 8)
+
+
+@pytest.mark.parametrize("m,n,items", [(1, 32, 2), (1, 16 * 20, 8), (5, 16 * 20, 9),
+                                        (15, 16 * 20, 8), (16, 16 * 20, 8), (1000, 16 * 20, 64),
+                                        (None, 16 * 20, None)])
+def test_few_row_blocks_share_out_their_columns(m, n, items):
+    """A static M of fewer row blocks than row-blocks (8) splits each block's column tiles
+    into parts, enough to make up 8 items (at most one per column tile): 1 row and 2 column
+    tiles, 2 items; 3 blocks of 20 tiles, 3 parts each. A dynamic M keeps one part."""
+    if items is None:
+        module = transformed(generic(None, n, 8), mr=2, nr=16, lanes=8, mc=16)
+        loop = [o for o in module.walk() if isinstance(o, ParallelOp)][-1]
+        assert constant_value(loop.upper_bounds[0]) is None
+        assert "arith.remui" not in str(loop.regions[0])
+        return
+    assert _row_block_count(m, n) == items
+
+
+@pytest.mark.parametrize("m,n", [(1, 31), (2, 200), (5, 333), (12, 16 * 20 + 1), (13, 700)])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_column_parts_cover_every_column_once(m, n, threads):
+    """Parts of the columns (and several column blocks, nc = 64) against numpy: a tile
+    missed or computed twice would leave C's 0.5 or add its product twice."""
+    f = jit(generic(m, n, 40, widened=True), threads=threads, mr=2, nr=16, lanes=8, mc=16,
+            nc=64)
+    a, b, _, _ = operands(m, n, 40, seed=n)
+    c0 = np.full((m, n), 0.5)
+    c = c0.copy()
+    f(a, b, c)
+    check(c, a, b, c0, 2.0**-21)
 
 
 @pytest.mark.parametrize("layout", ["nn", "tn"])

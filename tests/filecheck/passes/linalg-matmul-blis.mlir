@@ -13,6 +13,7 @@
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 min-flops=0}' | FileCheck %s --check-prefix=SCALED
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{min-flops=0 lanes=8}' | FileCheck %s --check-prefix=PERIMG
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=6 nr=16 lanes=8 kc=64 min-flops=0 direct-b-tiles=0 parallel=false}' | FileCheck %s --check-prefix=THIN
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=128 min-flops=0 dot=false}' | FileCheck %s --check-prefix=PARTS
 
 // A float32 contraction on memrefs becomes BLIS's nest: B packed into zero-padded
 // kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
@@ -422,11 +423,14 @@ func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x
 // elements from j on, stored as one vector of Bt's row j. Each tile of 4 rows (rows past M
 // read row M - 1) and each group of 5 columns keeps 20 vector accumulators over k in steps of
 // 8, sums their lanes (a reassociated reduction), and adds each sum into C, rows past M
-// never stored. Without dot and transpose the BLIS tile of 16 columns stays (NTILE).
+// never stored. The threads split the row tiles in a team region, each its own Bt (a
+// private stack buffer it fills before the loop; with parallel=false, one Bt and no team).
+// Without dot and transpose the BLIS tile of 16 columns stays (NTILE).
 // SKINNY-LABEL: func.func @skinny(
 // SKINNY-SAME:      %[[A:[^:]*]]: memref<?x64xf32>, %[[B:[^:]*]]: memref<64x10xf32>, %[[C:[^:]*]]: memref<?x10xf32>
 // SKINNY:         %[[M:.*]] = memory.dim %[[A]], 0
-// SKINNY:         %[[BT:.*]] = memory.alloc() : memref<10x64xf32>
+// SKINNY:         omp.parallel {
+// SKINNY-NEXT:      %[[BT:.*]] = memory.alloca() : memref<10x64xf32>
 // SKINNY:         loop.for %[[K:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step %{{[^ ]*}} {
 // SKINNY-NEXT:      %[[R0:[^ ]*]] = memory.vector_load %[[B]][%[[K]], %{{[^]]*}}] : memref<64x10xf32>, vector<10xf32>
 // SKINNY-COUNT-7:   memory.vector_load %[[B]][{{.*}} : memref<64x10xf32>, vector<10xf32>
@@ -453,8 +457,16 @@ func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x
 // SKINNY-NEXT:        %[[OLD:.*]] = memory.load %[[C]][%[[ROW]], %{{.*}}] : memref<?x10xf32>
 // SKINNY-NEXT:        %[[NEW:.*]] = arith.addf %[[OLD]], %[[S]] : f32
 // SKINNY-NEXT:        memory.store %[[NEW]], %[[C]][%[[ROW]], %{{.*}}] : memref<?x10xf32>
-// SKINNY:         memory.dealloc %[[BT]] : memref<10x64xf32>
-// SKINNY:         return
+// SKINNY:           omp.terminator
+// SKINNY-NEXT:    }
+// SKINNY-NEXT:    return
+// SEQ-LABEL:     func.func @skinny(
+// SEQ-NOT:         omp.parallel
+// SEQ:             %[[BT:.*]] = memory.alloc() : memref<10x64xf32>
+// SEQ-NOT:         loop.parallel
+// SEQ:             vector.reduction
+// SEQ:             memory.dealloc %[[BT]] : memref<10x64xf32>
+// SEQ-NEXT:        return
 // NTILE-LABEL:   func.func @skinny(
 // NTILE-NOT:       vector.reduction
 // NTILE:           math.fma {{.*}} : vector<8xf32>
@@ -470,7 +482,7 @@ func.func @skinny(%a: memref<?x64xf32>, %b: memref<64x10xf32>, %c: memref<?x10xf
 // element; M = 6 is no multiple of the 4 rows, so each row's store is guarded.
 // SKINNY-LABEL: func.func @skinny_tail(
 // SKINNY-SAME:      %[[A:[^:]*]]: memref<6x20xf32>, %[[B:[^:]*]]: memref<20x10xf32>
-// SKINNY:           %[[BT:.*]] = memory.alloc() : memref<10x20xf32>
+// SKINNY:           %[[BT:.*]] = memory.alloca() : memref<10x20xf32>
 // SKINNY:           loop.for %{{[^ ]*}} = %{{[^ ]*}} to %[[R16:[^ ]*]] step
 // SKINNY:             memory.vector_store %{{[^ ]*}}, %[[BT]]
 // SKINNY:           loop.for %[[R:[^ ]*]] = %[[R16]] to
@@ -785,5 +797,34 @@ func.func @per_image(%a: memref<?x8x72xf32>, %b: memref<?x9x72xf32>, %c: memref<
 // THIN-COUNT-12:    math.fma
 func.func @thin(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>) {
   linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x32xf32>) outs(%c : memref<?x32xf32>)
+  return
+}
+
+// A static M of 4 rows is 2 row blocks of one tile, fewer than a team of up to row-blocks (8)
+// can share: each block's 8 column tiles (nc = 128 of N = 320) are cut into 4 parts, and the
+// threads split the 8 items, part-major (item i: block i mod 2, part i / 2), so that a thread
+// reads the columns of B its parts cover, not all of B for its rows.
+// PARTS-LABEL: func.func @few_rows(
+// PARTS-SAME:      %[[A:[^:]*]]: memref<4x64xf32>, %[[B:[^:]*]]: memref<64x320xf32>
+// PARTS-DAG:     %[[C2:.*]] = arith.constant 2 : index
+// PARTS-DAG:     %[[C4:.*]] = arith.constant 4 : index
+// PARTS-DAG:     %[[C8:.*]] = arith.constant 8 : index
+// PARTS:         loop.for %[[JC:[^ ]*]] =
+// PARTS:           %[[NB:.*]] = arith.minsi
+// PARTS:           loop.for
+// PARTS:             loop.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[C8]]) step
+// PARTS-NEXT:          %[[BLOCK:.*]] = arith.remui %[[I]], %[[C2]] : index
+// PARTS-NEXT:          %[[PART:.*]] = arith.divui %[[I]], %[[C2]] : index
+// PARTS:               %[[NT:.*]] = arith.ceildivsi %[[NB]], %{{.*}} : index
+// PARTS-NEXT:          %[[S0:.*]] = arith.muli %[[PART]], %[[NT]] : index
+// PARTS-NEXT:          %[[P0:.*]] = arith.divui %[[S0]], %[[C4]] : index
+// PARTS-NEXT:          %[[NEXT:.*]] = arith.addi %[[PART]], %{{.*}} : index
+// PARTS-NEXT:          %[[S1:.*]] = arith.muli %[[NEXT]], %[[NT]] : index
+// PARTS-NEXT:          %[[P1:.*]] = arith.divui %[[S1]], %[[C4]] : index
+// PARTS-NEXT:          loop.for %{{.*}} = %[[P0]] to %[[P1]] step
+// PARTS:                 math.fma
+// PARTS:         return
+func.func @few_rows(%a: memref<4x64xf32>, %b: memref<64x320xf32>, %c: memref<4x320xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x64xf32>, memref<64x320xf32>) outs(%c : memref<4x320xf32>)
   return
 }

@@ -38,3 +38,33 @@ func.func @region(%a: memref<?xf32>, %n: index) {
   }
   return
 }
+
+// A private buffer: every thread allocates its own, fills it from shared memory before the
+// first worksharing loop, and the loop reads it.
+
+// CHECK-LABEL: func.func @private(
+// CHECK:         omp.parallel {
+// CHECK-NEXT:      %[[T:.*]] = memory.alloca() : memref<4xf32>
+// CHECK-NEXT:      loop.for
+// CHECK-NEXT:        %[[X:.*]] = memory.load %{{.*}}[%{{.*}}] : memref<?xf32>
+// CHECK-NEXT:        memory.store %[[X]], %[[T]][%{{.*}}] : memref<4xf32>
+// CHECK:           loop.parallel
+// CHECK-NEXT:        %{{.*}} = memory.load %[[T]][%{{.*}}] : memref<4xf32>
+func.func @private(%a: memref<?xf32>, %b: memref<?x4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  omp.parallel {
+    %t = memory.alloca() : memref<4xf32>
+    loop.for %k = %c0 to %c4 step %c1 {
+      %x = memory.load %a[%k] : memref<?xf32>
+      memory.store %x, %t[%k] : memref<4xf32>
+    }
+    loop.parallel (%i, %j) = (%c0, %c0) to (%n, %c4) step (%c1, %c1) {
+      %y = memory.load %t[%j] : memref<4xf32>
+      memory.store %y, %b[%i, %j] : memref<?x4xf32>
+    }
+    omp.terminator
+  }
+  return
+}
