@@ -11,9 +11,11 @@ weight gradient, whose A is read along M (x^T @ dz), is `swapped` instead (nest.
 
 The nest, for a row tile of `mr` rows and a group of `ng` of the N columns:
 
-    Bt = alloc N x K; Bt[j, k] = prod(B factors) at (k, j)   B transposed once (K x N
-                                                             floats: w is 31 KB), `lanes`
-                                                             rows at a time in registers
+    omp.parallel {                                           a team region ("Threads")
+    Bt = alloca N x K; Bt[j, k] = prod(B factors) at (k, j)  B transposed (K x N floats: w
+                                                             is 31 KB), `lanes` rows at a
+                                                             time in registers, by every
+                                                             thread into its own Bt
     loop.parallel t over ceil(M / mr) row tiles              the threads split the rows
       for each group of columns (N split into `groups`, sizes within one):
         for k in [0, K - K % lanes) step lanes:              mr * ng vector accumulators
@@ -30,6 +32,18 @@ Bt's row: LLVM lowers the shuffles to permutes (`vpermt2ps`), about one instruct
 element, where the copy element by element was a scalar load, a store and index arithmetic
 for each. The logistic regression's step (784 x 10, 1 thread, `.so` builds alternated in
 one process) went from 52.2 to 47.7 us.
+
+Threads. Every thread of the team transposes B into a Bt of its own (a private buffer of
+the `omp.parallel`, a slot in its stack frame; dialects/omp.py) before the team splits the
+row tiles. One shared Bt, written by the calling thread and read by all, had to move from
+that core's cache to the others' on every call, line by line as the tiles asked for it:
+on the 2-vCPU Xeon VM, `x @ w` at 100 x 1024 x 10 took 12.7-15.8 us on one thread and
+20.8-22.2 on two (`set_threads` alternated in one process, medians), 12.7-13.2 with a Bt per
+thread. The copies cost no time on the clock (each thread makes its own at once) and no
+barrier (the region's first loop needs none). Without threads (`parallel=false`), one Bt
+and a plain loop. The logistic regression step on 2 threads (B = 100, `.so` builds
+alternated, both orders) went from 44.4 to 41.5 us; its `w` is still read across the cores
+after each update (the SGD step's writes stay in the calling core's cache).
 
 The tile (`dot_tile`): the most FMAs per vector loaded, mr * N / (groups * mr + N) (each
 group reloads A's mr vectors), among those whose mr * ng accumulators, mr A vectors and one
