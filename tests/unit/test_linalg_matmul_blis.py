@@ -281,15 +281,17 @@ def test_column_parts_cover_every_column_once(m, n, threads):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_n_in_one_tile_reads_a_in_place(layout, threads):
     """N (10) within one column tile (nr = 16): A is read where it lies, not packed (only
-    B's panel is a 3-d buffer); rows past M (dynamic, not a multiple of mr = 3) read row
-    M - 1 and are never stored. Packed (direct-a=false), a transposed A (along M at
-    stride 1) is copied k by k, a whole panel's mr floats by vectors (3: 2 and 1)."""
+    B's panel is a 3-d buffer), where its rows run along K ("nn"); a transposed A ("tn",
+    along M at stride 1, its k steps M floats apart, M dynamic) is packed, as it is with
+    direct-a=false: copied k by k, a whole panel's mr floats by vectors (3: 2 and 1). Rows
+    past M (dynamic, not a multiple of mr = 3) read row M - 1 and are never stored."""
     src = generic(None, 10, 70, layout, widened=True)
     options = dict(mr=3, nr=16, lanes=8, kc=32, chunk=16, mc=6, nc=32, dot=False,
                    transpose=False)
     packed = [t for t in ("memref<2x32x3xf32>", "memref<1x32x16xf32>")
               if t in str(transformed(src, **options))]
-    assert packed == ["memref<1x32x16xf32>"]
+    assert packed == (["memref<1x32x16xf32>"] if layout == "nn" else
+                      ["memref<2x32x3xf32>", "memref<1x32x16xf32>"])
     text = str(transformed(src, direct_a=False, **options))
     assert "memref<2x32x3xf32>" in text
     if layout == "tn":
@@ -303,6 +305,16 @@ def test_n_in_one_tile_reads_a_in_place(layout, threads):
             c = c0.copy()
             f(ax, b, c)
             check(c, a, b, c0, 2.0**-21)
+
+
+@pytest.mark.parametrize("m,packed", [(10, False), (15, False), (16, True), (784, True)])
+def test_a_along_m_is_packed_where_its_k_steps_are_a_line_apart(m, packed):
+    """A transposed A (x^T: its values at one k side by side, the next k a row of x on) is
+    read where it lies while its k steps stay within a cache line (m floats < 64 bytes),
+    else packed into a panel, one stream the prefetchers follow."""
+    src = generic(m, 32, 24, "tn")
+    text = str(transformed(src, mr=3, nr=16, lanes=8, kc=32, dot=False, transpose=False))
+    assert (f"x24x3xf32>" in text) == packed
 
 
 # ---------------------------------------------------------------------------------------------
