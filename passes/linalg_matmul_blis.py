@@ -144,7 +144,13 @@ median ms, packed / read where it lies: the MLP 784-256-10 step at B=1024 9.89 /
 0.632 / 0.578 on 2; matmul 1024^3 22.1 / 21.6 on 1, 11.05 / 10.82 on 2; 2048 x 4096 x 512
 (M x K x N) 89.4 / 84.0, 4096 x 4096 x 256 97.3 / 85.2, 512 x 8192 x 512 45.2 / 42.9,
 3000^3 577 / 570, 200 x 4096 x 4096 75.1 / 75.3; the cnn (1.61 / 1.61) and the logistic
-regression (0.0645 / 0.0630) unchanged.
+regression (0.0645 / 0.0630) unchanged. One exception since (`Blis.a_readable`): an A that
+runs along M with its k steps a cache line or more apart (the MLP's weight gradient x^T @
+dz: a tile's values at one k side by side, the next k 3136 bytes on) is packed. On the
+2-vCPU Xeon VM its reads where it lies were a line per k step the prefetchers did not
+fetch ahead: the step at B = 1024 went from 5.57 to 5.43 ms (medians of four alternated
+runs, both orders) on 1 thread. (The measurements above, packed everywhere against nowhere,
+came from another machine, a Zen 4.)
 
 B read where it lies, for a few rows. Packing B copies its K x N panel so that every read
 of it by the micro-kernel is contiguous; where M is a few register tiles, each B row feeds
