@@ -263,6 +263,67 @@ def test_team_region_matches_the_interpreter(monkeypatch, spinning, threads, for
             np.testing.assert_array_equal(g, w)
 
 
+#: a private buffer (the dot-product nest's transposed B): every thread fills its own copy
+#: from shared memory before the first loop, updates it between the loops (its own memory
+#: only), and the worksharing loops read it
+PRIVATE = """
+func.func @private(%a: memref<8xf64>, %b: memref<?x8xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f64
+  %n = memory.dim %b, 0 : memref<?x8xf64>
+  omp.parallel {
+    %t = memory.alloca() : memref<8xf64>
+    loop.for %j = %c0 to %c8 step %c1 {
+      %x = memory.load %a[%j] : memref<8xf64>
+      %y = arith.mulf %x, %x : f64
+      memory.store %y, %t[%j] : memref<8xf64>
+    }
+    loop.parallel (%i, %j) = (%c0, %c0) to (%n, %c8) step (%c1, %c1) {
+      %x = memory.load %t[%j] : memref<8xf64>
+      memory.store %x, %b[%i, %j] : memref<?x8xf64>
+    }
+    loop.for %j = %c0 to %c8 step %c1 {
+      %x = memory.load %t[%j] : memref<8xf64>
+      %y = arith.addf %x, %one : f64
+      memory.store %y, %t[%j] : memref<8xf64>
+    }
+    loop.parallel (%i, %j) = (%c0, %c0) to (%n, %c8) step (%c1, %c1) {
+      %x = memory.load %t[%j] : memref<8xf64>
+      %y = memory.load %b[%i, %j] : memref<?x8xf64>
+      %z = arith.mulf %x, %y : f64
+      memory.store %z, %b[%i, %j] : memref<?x8xf64>
+    }
+    omp.terminator
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+@pytest.mark.parametrize("fork,in_team", [(1, 1), (1, 1 << 40), (64, 1), (1 << 40, 1)])
+def test_private_buffers_are_each_threads_own(monkeypatch, spinning, threads, fork, in_team):
+    """A team region's private buffer, filled and updated by every thread in its own frame:
+    the interpreter's results (the region once) whether the loops are split, run by thread
+    0 alone, forked where the fills alone would not be worth a team (`fork` 64: the fills
+    are team code all the same, not run on the calling thread before the fork), or not
+    forked at all."""
+    monkeypatch.setattr(llvm_parallel, "MIN_WORK_PER_THREAD", fork)
+    monkeypatch.setattr(llvm_parallel, "MIN_WORK_PER_THREAD_IN_TEAM", in_team)
+    module = parse_module(textwrap.dedent(PRIVATE))
+    jit = compile_module(module, 2, threads=threads)
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(8)
+    for rows in (0, 1, 3, 50):
+        got, want = np.zeros((rows, 8)), np.zeros((rows, 8))
+        jit.private(a, got)
+        interpret(module, "private", a, want)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got, np.tile(a * a * (a * a + 1), (rows, 1)))
+
+
 def test_constants_are_computed_in_the_outlined_body(every_loop_parallel):
     """The context of an outlined loop carries what the body reads from outside and is not a
     constant: the constant bounds and the stored value are LLVM constants in the body."""
