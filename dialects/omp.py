@@ -14,9 +14,10 @@ accepts, outside the `loop.parallel`s:
 - ops without memory effects, and `loop.for` / `loop.if`s made of what it accepts (a BLIS
   nest's loop over K blocks with its packing and compute loops inside: every thread counts
   the K blocks, the team splits each block's loops);
-- private buffers: a buffer allocated in the region is each thread's own (its `memory.alloca`
-  a slot in each thread's stack frame), which the team code may write, read and free, as
-  OpenMP's `private` clause gives each thread a copy. The worksharing loops may read a
+- private buffers: a buffer allocated in the region is each thread's own (a `memory.alloc`
+  made by each thread, a `memory.alloca` a slot in each thread's stack frame), which the
+  team code may write, read and free, as OpenMP's `private` clause gives each thread a
+  copy. The worksharing loops may read a
   private buffer, not write it (each thread would fill only its own chunk of its copy).
   A dot-product nest's transposed weights are one (passes/blis/dot.py): each thread makes
   its own copy, where one shared copy written by one thread and read by all moved it

@@ -12,7 +12,7 @@ weight gradient, whose A is read along M (x^T @ dz), is `swapped` instead (nest.
 The nest, for a row tile of `mr` rows and a group of `ng` of the N columns:
 
     omp.parallel {                                           a team region ("Threads")
-    Bt = alloca N x K; Bt[j, k] = prod(B factors) at (k, j)  B transposed (K x N floats: w
+    Bt = alloc N x K; Bt[j, k] = prod(B factors) at (k, j)   B transposed (K x N floats: w
                                                              is 31 KB), `lanes` rows at a
                                                              time in registers, by every
                                                              thread into its own Bt
@@ -34,8 +34,9 @@ for each. The logistic regression's step (784 x 10, 1 thread, `.so` builds alter
 one process) went from 52.2 to 47.7 us.
 
 Threads. Every thread of the team transposes B into a Bt of its own (a private buffer of
-the `omp.parallel`, a slot in its stack frame; dialects/omp.py) before the team splits the
-row tiles. One shared Bt, written by the calling thread and read by all, had to move from
+the `omp.parallel`, dialects/omp.py: allocated and freed in the region, on each thread's
+stack where `promote-buffers-to-stack` finds it small, as w's 31 KB) before the team splits
+the row tiles. One shared Bt, written by the calling thread and read by all, had to move from
 that core's cache to the others' on every call, line by line as the tiles asked for it:
 on the 2-vCPU Xeon VM, `x @ w` at 100 x 1024 x 10 took 12.7-15.8 us on one thread and
 20.8-22.2 on two (`set_threads` alternated in one process, medians), 12.7-13.2 with a Bt per
@@ -63,12 +64,10 @@ from irkit.attributes import DenseArrayAttr
 from irkit.builder import Builder
 from irkit.ir import Block, Value
 from irkit.target import Target
-from irkit.types import F32, I64, MemRefType, VectorType
+from irkit.types import F32, I64, VectorType
 from irkit.dialects import arith
 from irkit.dialects.arith.base import FASTMATH
-from irkit.dialects.memory import (
-    AllocaOp, DeallocOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp,
-)
+from irkit.dialects.memory import DeallocOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp
 from irkit.dialects.omp import ParallelOp as TeamOp, TerminatorOp as TeamEnd
 from irkit.dialects.memory.view import strides_and_offset
 from irkit.dialects.vector import KIND_ATTRS, BroadcastOp, ReductionOp, ShuffleOp
@@ -137,10 +136,10 @@ class Dot(Blis):
         team = top.create(TeamOp, result_types=[], regions=1, location=e.location)
         team.regions[0].add_block(Block([]))
         inner = Builder.at_end(team.regions[0].blocks[0])
-        bt = inner.create(AllocaOp, [], result_types=[MemRefType((n, k), F32)],
-                          location=e.location).result
+        bt = e.alloc(inner, (n, k))
         self.transpose_b(inner, bt, n, k)
         e.parallel(inner, tiles, 1, lambda b, t: self.tile(b, bt, e.mul(b, t, s.mr)), True)
+        inner.create(DeallocOp, bt, location=e.location)
         inner.create(TeamEnd, result_types=[], location=e.location)
 
     def transpose_b(self, b: Builder, bt: Value, n: int, k: int) -> None:

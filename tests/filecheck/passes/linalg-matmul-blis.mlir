@@ -424,13 +424,13 @@ func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x
 // read row M - 1) and each group of 5 columns keeps 20 vector accumulators over k in steps of
 // 8, sums their lanes (a reassociated reduction), and adds each sum into C, rows past M
 // never stored. The threads split the row tiles in a team region, each its own Bt (a
-// private stack buffer it fills before the loop; with parallel=false, one Bt and no team).
+// private buffer it fills before the loop; with parallel=false, one Bt and no team).
 // Without dot and transpose the BLIS tile of 16 columns stays (NTILE).
 // SKINNY-LABEL: func.func @skinny(
 // SKINNY-SAME:      %[[A:[^:]*]]: memref<?x64xf32>, %[[B:[^:]*]]: memref<64x10xf32>, %[[C:[^:]*]]: memref<?x10xf32>
 // SKINNY:         %[[M:.*]] = memory.dim %[[A]], 0
 // SKINNY:         omp.parallel {
-// SKINNY-NEXT:      %[[BT:.*]] = memory.alloca() : memref<10x64xf32>
+// SKINNY-NEXT:      %[[BT:.*]] = memory.alloc() : memref<10x64xf32>
 // SKINNY:         loop.for %[[K:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step %{{[^ ]*}} {
 // SKINNY-NEXT:      %[[R0:[^ ]*]] = memory.vector_load %[[B]][%[[K]], %{{[^]]*}}] : memref<64x10xf32>, vector<10xf32>
 // SKINNY-COUNT-7:   memory.vector_load %[[B]][{{.*}} : memref<64x10xf32>, vector<10xf32>
@@ -457,7 +457,8 @@ func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x
 // SKINNY-NEXT:        %[[OLD:.*]] = memory.load %[[C]][%[[ROW]], %{{.*}}] : memref<?x10xf32>
 // SKINNY-NEXT:        %[[NEW:.*]] = arith.addf %[[OLD]], %[[S]] : f32
 // SKINNY-NEXT:        memory.store %[[NEW]], %[[C]][%[[ROW]], %{{.*}}] : memref<?x10xf32>
-// SKINNY:           omp.terminator
+// SKINNY:           memory.dealloc %[[BT]] : memref<10x64xf32>
+// SKINNY-NEXT:      omp.terminator
 // SKINNY-NEXT:    }
 // SKINNY-NEXT:    return
 // SEQ-LABEL:     func.func @skinny(
@@ -482,7 +483,7 @@ func.func @skinny(%a: memref<?x64xf32>, %b: memref<64x10xf32>, %c: memref<?x10xf
 // element; M = 6 is no multiple of the 4 rows, so each row's store is guarded.
 // SKINNY-LABEL: func.func @skinny_tail(
 // SKINNY-SAME:      %[[A:[^:]*]]: memref<6x20xf32>, %[[B:[^:]*]]: memref<20x10xf32>
-// SKINNY:           %[[BT:.*]] = memory.alloca() : memref<10x20xf32>
+// SKINNY:           %[[BT:.*]] = memory.alloc() : memref<10x20xf32>
 // SKINNY:           loop.for %{{[^ ]*}} = %{{[^ ]*}} to %[[R16:[^ ]*]] step
 // SKINNY:             memory.vector_store %{{[^ ]*}}, %[[BT]]
 // SKINNY:           loop.for %[[R:[^ ]*]] = %[[R16]] to
