@@ -17,11 +17,10 @@ accepts, outside the `loop.parallel`s:
 - private buffers: a buffer allocated in the region is each thread's own (a `memory.alloc`
   made by each thread, a `memory.alloca` a slot in each thread's stack frame), which the
   team code may write, read and free, as OpenMP's `private` clause gives each thread a
-  copy. The worksharing loops may read a
-  private buffer, not write it (each thread would fill only its own chunk of its copy).
-  A dot-product nest's transposed weights are one (passes/blis/dot.py): each thread makes
-  its own copy, where one shared copy written by one thread and read by all moved it
-  between the cores' caches on every call;
+  copy. The worksharing loops may read a private buffer, not write it (each thread would
+  fill only its own chunk of its copy). A dot-product nest's transposed weights are one
+  (passes/blis/dot.py): each thread makes its own copy, where one shared copy written by
+  one thread and read by all moved it between the cores' caches on every call;
 - reads of any memory before the first worksharing loop (nothing in the region has written
   it yet; after one, a thread could read what another is still writing: the barrier comes
   before the next loop, not after the last).

@@ -26,7 +26,6 @@ memory = Dialect("memory", "Buffers: alloc / view / subview / load / store / cop
 memory.constant_materializer = materialize_constant
 
 
-
 def _scalar(t) -> bool:
     return isinstance(t, (IntegerType, IndexType, FloatType, ComplexType))
 

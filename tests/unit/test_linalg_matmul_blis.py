@@ -314,7 +314,7 @@ def test_a_along_m_is_packed_where_its_k_steps_are_a_line_apart(m, packed):
     else packed into a panel, one stream the prefetchers follow."""
     src = generic(m, 32, 24, "tn")
     text = str(transformed(src, mr=3, nr=16, lanes=8, kc=32, dot=False, transpose=False))
-    assert (f"x24x3xf32>" in text) == packed
+    assert ("x24x3xf32>" in text) == packed
 
 
 # ---------------------------------------------------------------------------------------------

@@ -417,7 +417,7 @@ def _lowered_mlp(merge: bool):
     """examples/mlp.irk lowered by the pipeline, its parallel loops merged into team regions
     or not, and a runner for its compiled functions on threads."""
     from irkit.pass_manager import PassManager
-    from irkit.runtime.compiled import CompiledRunner, IRText, lower_model_with_graph
+    from irkit.runtime.compiled import lower_model_with_graph
     model = irkit.load_model(ROOT / "examples" / "mlp.irk")
     graph, lowered = lower_model_with_graph(model.module)
     if merge:
