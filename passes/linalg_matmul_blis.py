@@ -540,7 +540,7 @@ class LinalgMatmulBlis(Pass):
             # a measured kc is the block, over kc-epilogue's and kc-dynamic's longer ones
             options = replace(self, **tuned, **({"kc_epilogue": 0, "kc_dynamic": 0}
                                                 if "kc" in tuned else {}))
-            kind, s = (Dot, dot_schedule(lanes, target, *sizes[1:])) \
+            kind, s = (Dot, dot_schedule(lanes, target, *sizes[1:], self.chunk)) \
                 if dot else (Blis, schedule(options, sizes, target, one_block))
             if ep is None and fill is not None and not dynamic_fill and not dot:
                 c = narrowed(c, s.chunk)
@@ -587,7 +587,7 @@ class LinalgMatmulBlis(Pass):
         """(whether `c` runs as dot products along K, the contraction the nest computes:
         `c`, or `c` with its sides swapped); the module docstring's few columns."""
         lanes = vector_lanes(self, target)
-        if self.dot and dot_wins(c, lanes, self.chunk):
+        if self.dot and dot_wins(c, lanes, self.l2_bytes // 2):
             return True, c
         if self.transpose and transpose_wins(c, lanes):
             return False, swapped(c)             # its epilogue element by element, as C's

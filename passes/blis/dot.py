@@ -51,11 +51,20 @@ group reloads A's mr vectors), among those whose mr * ng accumulators, mr A vect
 B vector fit the registers with two to spare: 4 rows x 2 groups of 5 on AVX-512 (25
 registers), 2 x 2 of 5 on AVX2 (16 registers).
 
-Numerics. Each lane sums K / lanes products in float32 from zero (at most `chunk`: the pass
-takes this nest only where K <= lanes * chunk, the BLIS nest's bound on a float32 partial
-sum), then the lanes are added as a tree and the tail after them, in float32; the sum is
-widened once (f64 C). The order differs from the interpreter's sequential sum: results
-agree to rounding, not bit for bit.
+Numerics. K is summed in chunks of `lanes * chunk` (the pass's `chunk`, 128: the BLIS
+nest's bound on a float32 partial sum): in a chunk each lane sums at most `chunk` products in
+float32 from zero, then the lanes are added as a tree, in float32, and each chunk's sum is
+added to the running total in C's element type (f64 for lower-graph-to-linalg's widened
+accumulator), the products of the tail after the last whole vector to the last chunk's sum
+first. The order differs from the interpreter's sequential sum: results agree to rounding,
+not bit for bit. A K of one chunk (the logistic regression's 784: 49 vectors of 16) is one
+loop, no running total.
+
+Longer K. The nest first took only K of one chunk, and longer ones went to the BLIS nest,
+whose one column tile of 16 lanes held N = 10: a classifier head on 64 x 7 x 7 = 3136
+features, `x @ w` at B = 100, took 90 us on 1 thread and 129 on 2 (13 K blocks of 256, each
+packing B on the calling thread and forking the team; `set_threads` alternated in one
+process). In chunks here: see `dots`.
 """
 
 from __future__ import annotations
@@ -76,17 +85,18 @@ from irkit.passes.blis.contraction import Contraction
 from irkit.passes.blis.nest import Blis, Index, Schedule, end_to_end
 
 
-def dot_wins(c: Contraction, lanes: int, chunk: int) -> bool:
+def dot_wins(c: Contraction, lanes: int, most_bytes: int) -> bool:
     """Whether `c` runs as dot products (module docstring): one factor and one dim on each
     side, no batch; N static and leaving more than a quarter of its vectors' lanes idle;
     A's last index K's one dim at stride 1 (in memory too), no other index using it; K
-    static, at least one vector and at most `chunk` vectors (a lane's float32 sum)."""
+    static, at least one vector, and B transposed at most `most_bytes` (each thread's
+    copy stays in its cache: the pass gives half the L2)."""
     if c.transposed or c.batch or len(c.a) != 1 or len(c.b) != 1 or \
             (len(c.m), len(c.n), len(c.k)) != (1, 1, 1) or lanes < 2:
         return False
     n, k, a = c.static(c.n), c.static(c.k), c.a[0]
     if n is None or k is None or 4 * n > 3 * (-(-n // lanes) * lanes) or \
-            not lanes <= k <= lanes * chunk:
+            not lanes <= k or 4 * n * k > most_bytes:
         return False
     layout = strides_and_offset(a.buffer.type)
     return a.forms[-1] == ({c.k[0]: 1}, 0) and \
@@ -109,11 +119,13 @@ def dot_tile(registers: int, n: int) -> tuple[int, int]:
     return tile
 
 
-def dot_schedule(lanes: int, target: Target, n: int, k: int) -> Schedule:
+def dot_schedule(lanes: int, target: Target, n: int, k: int, chunk: int) -> Schedule:
     """The dot nest's sizes in `Schedule`'s fields: mr rows a tile, nr = columns a group,
-    all of K one block and one chunk (its sums wait nowhere)."""
+    all of K one block, in chunks of `lanes * chunk` of K (`chunk` vectors: module
+    docstring, Numerics)."""
     mr, groups = dot_tile(target.vector_registers, n)
-    return Schedule(lanes, mr, -(-n // groups), mr, k, n, k, fused=target.fma)
+    return Schedule(lanes, mr, -(-n // groups), mr, k, n, min(k, lanes * chunk),
+                    fused=target.fma)
 
 
 class Dot(Blis):
@@ -219,13 +231,22 @@ class Dot(Blis):
 
     def dots(self, b: Builder, bt: Value, rows: list[Index], cols: list[int]) -> list[Value]:
         """sum over k of A[row, k] * Bt[j, k] for each row of `rows` and j of `cols`
-        (row-major), float32: vector accumulators, a tree of their lanes, the tail."""
+        (row-major), in C's element type: per chunk of K, vector accumulators in float32 and
+        a tree of their lanes; the chunks' sums added up in C's type; the tail's products
+        added to the last chunk's sum (module docstring, Numerics).
+
+        Chunks. A K of one chunk is the one loop. A longer one is a loop over the chunks
+        but the last, carrying the running totals, each a vector loop and its reductions,
+        then the last chunk's loop and the tail. The classifier head (3136 x 10, B = 100;
+        module docstring) took 61 us on 1 thread and 41 on 2, where the BLIS nest took 90
+        and 129 (`set_threads` alternated in one process, medians of 15 rounds, twice)."""
         e, c, s, loc = self.e, self.c, self.s, self.e.location
         a, dm, dk = c.a[0], c.m[0], c.k[0]
         k = c.static(c.k)
         main = k - k % s.lanes
         zero = b.create(BroadcastOp, e.fconst(b, 0.0, F32), result_types=[self.vec],
                         location=loc).result
+        width = len(rows) * len(cols)
 
         def a_at(b2: Builder, r: int, kk: Value, cls, types) -> Value:
             idx = [self.at(b2, form, dict(self.ivs) | {dm: rows[r], dk: kk})
@@ -242,12 +263,25 @@ class Dot(Blis):
                     at = r * len(cols) + i
                     out[at] = self.multiply_add(b2, x, y, accs[at])
             return out
-        accs = e.for_(b, 0, main, s.lanes, step, [zero] * (len(rows) * len(cols)))
-        flags = FASTMATH.from_names(["reassoc"])
-        sums = [b.create(ReductionOp, acc, result_types=[F32], kind=KIND_ATTRS["add"],
-                         fastmath=flags, location=loc).result for acc in accs]
-        if main == k:
-            return sums
+
+        def chunk_sums(b2: Builder, k0: Index, k1: Index) -> list[Value]:
+            accs = e.for_(b2, k0, k1, s.lanes, step, [zero] * width)
+            flags = FASTMATH.from_names(["reassoc"])
+            return [b2.create(ReductionOp, acc, result_types=[F32], kind=KIND_ATTRS["add"],
+                              fastmath=flags, location=loc).result for acc in accs]
+
+        last = max(0, (main - 1) // s.chunk * s.chunk)      # where the last chunk starts
+        totals = None
+        if last:
+            t = c.c.type.element
+            start = [e.fconst(b, 0.0, t)] * width
+
+            def chunk(b2: Builder, k0: Value, running: list[Value]) -> list[Value]:
+                sums = chunk_sums(b2, k0, e.add(b2, k0, s.chunk))
+                return [b2.create(arith.AddFOp, x, self.widen(b2, y, t), location=loc).result
+                        for x, y in zip(running, sums)]
+            totals = e.for_(b, 0, last, s.chunk, chunk, start)
+        sums = chunk_sums(b, last, main)
 
         def tail(b2: Builder, kk: Value, partial: list[Value]) -> list[Value]:
             xs = [a_at(b2, r, kk, LoadOp, [F32]) for r in range(len(rows))]
@@ -258,14 +292,18 @@ class Dot(Blis):
                     at = r * len(cols) + i
                     out[at] = self.multiply_add(b2, x, y, partial[at])
             return out
-        return e.for_(b, main, k, 1, tail, sums)
+        if main < k:
+            sums = e.for_(b, main, k, 1, tail, sums)
+        sums = [self.widen(b, x, c.c.type.element) for x in sums]
+        if totals is None:
+            return sums
+        return [b.create(arith.AddFOp, x, y, location=loc).result for x, y in zip(totals, sums)]
 
-    def put(self, b: Builder, x: Value, row: Index, j: int) -> None:
-        """C[row, j]'s final value from its float32 sum `x`: stored (the zero fill folded)
-        or added to C, or through the epilogue into its outputs."""
+    def put(self, b: Builder, v: Value, row: Index, j: int) -> None:
+        """C[row, j]'s final value from its sum `v` (in C's element type): stored (the zero
+        fill folded) or added to C, or through the epilogue into its outputs."""
         e, c, loc = self.e, self.c, self.e.location
         idx = self.c_index(b, row, j)
-        v = self.widen(b, x, c.c.type.element)
         if not self.overwrite:
             old = b.create(LoadOp, c.c, idx, location=loc).result
             v = b.create(arith.AddFOp, old, v, location=loc).result

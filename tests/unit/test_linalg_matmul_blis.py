@@ -11,7 +11,6 @@ compile pipeline, the op inside a `fusion.group`), and the interpreter before an
 from __future__ import annotations
 
 import functools
-import re
 
 import numpy as np
 import pytest
@@ -342,6 +341,28 @@ def test_few_columns_as_dot_products(m, n, k, layout, widened):
     c = c0.copy()
     f(a, bl, c)
     check(c, a, b, c0, 2.0**-21 * max(8, np.sqrt(k)))
+
+
+@pytest.mark.parametrize("k", [8 * 4 + 3, 8 * 8, 8 * 8 + 1, 8 * 20 + 5])
+@pytest.mark.parametrize("widened", [False, True])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_dot_products_in_chunks_of_k(k, widened, threads):
+    """K longer than a chunk (chunk=4: 32 of K on 8 lanes): the chunks' float32 sums added
+    up in C's type (a loop over the chunks but the last, carrying them), the tail's products
+    into the last chunk's sum; a K of two chunks exactly, and of two and a tail of one."""
+    src = generic(None, 10, k, widened=widened)
+    options = dict(lanes=8, chunk=4)
+    ir = str(transformed(src, **options))
+    chunked = k > 8 * 4 + 7         # the whole vectors longer than one chunk
+    # 4 rows x 2 groups of 5 columns: 40 sums a chunk loop, the last chunk's loop another 40
+    assert ir.count("vector.reduction <add>") == (80 if chunked else 40)
+    f = jit(src, threads=threads, **options)
+    for m in (1, 4, 9, 30):
+        a, b, _, _ = operands(m, 10, k, seed=m + k)
+        c0 = np.full((m, 10), 0.5, np.float64 if widened else np.float32)
+        c = c0.copy()
+        f(a, b, c)
+        check(c, a, b, c0, 2.0**-20 if widened else 2.0**-18)
 
 
 @pytest.mark.parametrize("threads", [1, 2])

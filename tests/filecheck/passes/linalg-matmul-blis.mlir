@@ -14,6 +14,7 @@
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{min-flops=0 lanes=8}' | FileCheck %s --check-prefix=PERIMG
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=6 nr=16 lanes=8 kc=64 min-flops=0 direct-b-tiles=0 parallel=false}' | FileCheck %s --check-prefix=THIN
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=128 min-flops=0 dot=false}' | FileCheck %s --check-prefix=PARTS
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{lanes=8 chunk=4 min-flops=0}' | FileCheck %s --check-prefix=CHUNK
 
 // A float32 contraction on memrefs becomes BLIS's nest: B packed into zero-padded
 // kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
@@ -827,5 +828,42 @@ func.func @thin(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32
 // PARTS:         return
 func.func @few_rows(%a: memref<4x64xf32>, %b: memref<64x320xf32>, %c: memref<4x320xf32>) {
   linalg.matmul ins(%a, %b : memref<4x64xf32>, memref<64x320xf32>) outs(%c : memref<4x320xf32>)
+  return
+}
+
+// K = 75 with chunks of 4 vectors (32 of K on 8 lanes): 9 whole vectors and a tail of 3. The
+// chunks but the last run in a loop carrying the 20 sums of a tile in f64 (C's type): in each,
+// the vector loop from zero, a tree of each accumulator's lanes, widened and added. Then the
+// last chunk (64 to 72), the tail's products into its float32 sums, their sum with the
+// running ones, added to C (no zero fill folded here).
+// CHUNK-LABEL: func.func @skinny_long(
+// CHUNK:         loop.parallel
+// CHUNK:           %[[TOT:.*]]:20 = loop.for %[[K0:[^ ]*]] = %{{[^ ]*}} to %[[C64:[^ ]*]] step %[[C32:[^ ]*]] iter_args({{.*}}) -> (f64, {{.*}}) {
+// CHUNK-NEXT:        %[[K1:.*]] = arith.addi %[[K0]], %[[C32]] : index
+// CHUNK-NEXT:        %[[ACC:.*]]:20 = loop.for %{{[^ ]*}} = %[[K0]] to %[[K1]] step %{{[^ ]*}} iter_args({{.*}}) -> (vector<8xf32>,
+// CHUNK:             %[[S0:.*]] = vector.reduction <add>, %[[ACC]]#0 fastmath<reassoc> : vector<8xf32> into f32
+// CHUNK:             %[[W0:.*]] = arith.extf %[[S0]] : f32 to f64
+// CHUNK-NEXT:        %[[T0:.*]] = arith.addf %{{.*}}, %[[W0]] : f64
+// CHUNK:             loop.yield %[[T0]],
+// CHUNK:           %[[LAST:.*]]:20 = loop.for %{{[^ ]*}} = %[[C64]] to %[[C72:[^ ]*]] step %{{[^ ]*}} iter_args(
+// CHUNK:           %[[L0:.*]] = vector.reduction <add>, %[[LAST]]#0
+// CHUNK:           %[[TAIL:.*]]:20 = loop.for %{{[^ ]*}} = %[[C72]] to %{{[^ ]*}} step %{{[^ ]*}} iter_args(%{{[^ ]*}} = %[[L0]],
+// CHUNK:           %[[X0:.*]] = arith.extf %[[TAIL]]#0 : f32 to f64
+// CHUNK:           %[[Y0:.*]] = arith.addf %[[TOT]]#0, %[[X0]] : f64
+// CHUNK:             %[[OLD:.*]] = memory.load %{{.*}} : memref<?x10xf64>
+// CHUNK-NEXT:        %[[NEW:.*]] = arith.addf %[[OLD]], %[[Y0]] : f64
+// CHUNK-NEXT:        memory.store %[[NEW]]
+func.func @skinny_long(%a: memref<?x75xf32>, %b: memref<75x10xf32>, %c: memref<?x10xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<?x75xf32>, memref<75x10xf32>) outs(%c : memref<?x10xf64>) {
+  ^bb0(%x: f32, %y: f32, %acc: f64):
+    %p = arith.mulf %x, %y : f32
+    %w = arith.extf %p : f32 to f64
+    %s = arith.addf %acc, %w : f64
+    linalg.yield %s : f64
+  }
   return
 }
