@@ -11,6 +11,7 @@ compile pipeline, the op inside a `fusion.group`), and the interpreter before an
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pytest
