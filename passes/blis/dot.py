@@ -138,7 +138,8 @@ class Dot(Blis):
         self.M, self.N, self.K = (self.flat_size(g) for g in (c.m, c.n, c.k))
         n, k = c.static(c.n), c.static(c.k)
         tiles = e.ceildiv(top, self.M, s.mr)
-        if not self.threads:
+        if not self.threads or any(p.name in ("loop.parallel", "omp.parallel")
+                                   for p in c.op.ancestors()):   # one level of threads
             bt = e.alloc(top, (n, k))
             self.transpose_b(top, bt, n, k)
             e.for_(top, 0, tiles, 1, lambda b, t, _: self.tile(b, bt, e.mul(b, t, s.mr)))

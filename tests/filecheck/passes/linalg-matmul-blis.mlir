@@ -867,3 +867,24 @@ func.func @skinny_long(%a: memref<?x75xf32>, %b: memref<75x10xf32>, %c: memref<?
   }
   return
 }
+
+// A dot-product nest already inside a parallel loop: one level of threads, so no team region
+// of its own (it would be nested in the loop); one Bt, the row tiles a plain loop.
+// SKINNY-LABEL: func.func @skinny_nested(
+// SKINNY:         loop.parallel
+// SKINNY-NOT:       omp.parallel
+// SKINNY:           %[[BT:.*]] = memory.alloc() : memref<10x64xf32>
+// SKINNY-NOT:       omp.parallel
+// SKINNY-NOT:       loop.parallel
+// SKINNY:           vector.reduction <add>
+// SKINNY:           memory.dealloc %[[BT]]
+// SKINNY:         return
+func.func @skinny_nested(%a: memref<?x64xf32>, %b: memref<64x10xf32>, %c: memref<?x10xf32>,
+                         %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  loop.parallel (%i) = (%c0) to (%n) step (%c1) {
+    linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x10xf32>) outs(%c : memref<?x10xf32>)
+  }
+  return
+}
