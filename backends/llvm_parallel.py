@@ -79,7 +79,10 @@ Algorithm:
    counts), team = min(requested or omp_get_max_threads(), work / least, and for a
    `loop.parallel` its trips), where least = MIN_WORK_PER_THREAD << irkit_team_work_shift.
    A team of two or more runs `GOMP_parallel(fn, &ctx, team, 0)`; otherwise `fn(&ctx)`
-   runs here with split false.
+   runs here with split false. In an `omp.parallel`, the team runs the members from the
+   first worth a fork to the last; those before and after run here, by a call of `fn`
+   made only where there are some (every call runs the region's team code: a private
+   buffer filled for nothing cost the dot nest's two threads 2 us in 13).
 """
 
 from __future__ import annotations
@@ -414,15 +417,21 @@ def _fork(lw: FunctionLowering, op: Operation) -> None:
     def inline(lo, hi) -> None:
         run(ir.Constant(I1, 0), lo, hi, lambda: b.call(outlined, [slot]))
 
+    def inline_some(lo, hi) -> None:
+        # only where the range holds a member: every call runs the region's team code (a
+        # private buffer's fill), which a call with nothing to run would do for nothing
+        with b.if_then(b.icmp_unsigned("<", lo, hi)):
+            inline(lo, hi)
+
     with b.if_else(split) as (threaded, alone):
         with threaded:
             if ranged:                      # the members before the first worth a fork
-                inline(constant(0), first)
+                inline_some(constant(0), first)
             run(split, first, end, lambda: b.call(
                 _omp(lw, "GOMP_parallel"),
                 [outlined, slot, b.trunc(team, I32), ir.Constant(I32, 0)]))
             if ranged:                      # and those after the last
-                inline(end, constant(len(members)))
+                inline_some(end, constant(len(members)))
         with alone:
             inline(constant(0), constant(len(members)))
 
