@@ -39,12 +39,13 @@ stack where `promote-buffers-to-stack` finds it small, as w's 31 KB) before the 
 the row tiles. One shared Bt, written by the calling thread and read by all, had to move from
 that core's cache to the others' on every call, line by line as the tiles asked for it:
 on the 2-vCPU Xeon VM, `x @ w` at 100 x 1024 x 10 took 12.7-15.8 us on one thread and
-20.8-22.2 on two (`set_threads` alternated in one process, medians), 12.7-13.2 with a Bt per
+20.8-22.2 on two (`set_threads` alternated in one process, medians), 10.7-11.1 with a Bt per
 thread. The copies cost no time on the clock (each thread makes its own at once) and no
 barrier (the region's first loop needs none). Without threads (`parallel=false`), one Bt
 and a plain loop. The logistic regression step on 2 threads (B = 100, `.so` builds
-alternated, both orders) went from 44.4 to 41.5 us; its `w` is still read across the cores
-after each update (the SGD step's writes stay in the calling core's cache).
+alternated, both orders) went from 43.3 / 42.3 to 38.0 / 37.7 us (with the column parts of
+nest.py); its `w` is still read across the cores after each update (the SGD step's writes
+stay in the calling core's cache).
 
 The tile (`dot_tile`): the most FMAs per vector loaded, mr * N / (groups * mr + N) (each
 group reloads A's mr vectors), among those whose mr * ng accumulators, mr A vectors and one
