@@ -43,7 +43,7 @@ on the 2-vCPU Xeon VM, `x @ w` at 100 x 1024 x 10 took 12.7-15.8 us on one threa
 thread. The copies cost no time on the clock (each thread makes its own at once) and no
 barrier (the region's first loop needs none). Without threads (`parallel=false`), one Bt
 and a plain loop. The logistic regression step on 2 threads (B = 100, `.so` builds
-alternated, both orders) went from 43.3 / 42.3 to 38.0 / 37.7 us (with the column parts of
+alternated, both orders) went from 40.7 / 43.0 to 35.9 / 37.9 us (with the column parts of
 nest.py); its `w` is still read across the cores after each update (the SGD step's writes
 stay in the calling core's cache).
 
