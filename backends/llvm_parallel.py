@@ -91,6 +91,7 @@ import llvmlite.ir as ir
 
 from irkit.dialects import arith
 from irkit.dialects.loop import ForOp, ParallelOp
+from irkit.dialects.omp import holds_worksharing_loop
 from irkit.ir import BlockArgument, Operation, Value
 from irkit.rewrite import is_pure
 from irkit.backends.llvm_lowering import FunctionLowering, emit_loop, emit_loop_nest, lowers
@@ -361,8 +362,7 @@ def _members(op: Operation) -> list[Operation]:
     private buffer is filled in the frame whose loops read it)."""
     if isinstance(op, ParallelOp):
         return [op]
-    return [o for o in op.regions[0].blocks[0].ops
-            if o.regions and any(isinstance(x, ParallelOp) for x in o.walk())]
+    return [o for o in op.regions[0].blocks[0].ops if holds_worksharing_loop(o)]
 
 
 def _fork(lw: FunctionLowering, op: Operation) -> None:

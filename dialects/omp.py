@@ -47,6 +47,12 @@ omp = Dialect("omp", "OpenMP parallel regions: omp.parallel, omp.terminator.")
 _SHARED_CONTROL = ("loop.for", "loop.if")
 
 
+def holds_worksharing_loop(op: Operation) -> bool:
+    """Whether `op` is a `loop.parallel` or holds one: in a team region, a worksharing loop
+    or the `loop.for` / `loop.if` around some; every other op is team code."""
+    return any(o.name == "loop.parallel" for o in op.walk())
+
+
 def team_code_error(op: Operation) -> Operation | None:
     """The first op under `op` (an `omp.parallel`) that the threads of a team may not all run
     (module docstring), outside the bodies of its `loop.parallel`s, or a write in those
@@ -63,7 +69,7 @@ def team_code_error(op: Operation) -> Operation | None:
                     if bad is not None:
                         return bad
                 elif nested.name in _SHARED_CONTROL:
-                    if any(o.name == "loop.parallel" for o in nested.walk()):
+                    if holds_worksharing_loop(nested):
                         shared_written[0] = True      # a loop's next trip comes after it
                     bad = check(nested)
                     if bad is not None:
@@ -126,8 +132,7 @@ class InlineLoopless(RewritePattern):
     root = "omp.parallel"
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
-        if len(op.regions[0].blocks) != 1 or \
-                any(o.name == "loop.parallel" for o in op.walk()):
+        if len(op.regions[0].blocks) != 1 or holds_worksharing_loop(op):
             return False
         inline_region_before(rewriter, op.regions[0], op, [])
         rewriter.erase_op(op)

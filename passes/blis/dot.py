@@ -139,22 +139,21 @@ class Dot(Blis):
         self.M, self.N, self.K = (self.flat_size(g) for g in (c.m, c.n, c.k))
         n, k = c.static(c.n), c.static(c.k)
         tiles = e.ceildiv(top, self.M, s.mr)
-        if not self.threads or any(p.name in ("loop.parallel", "omp.parallel")
-                                   for p in c.op.ancestors()):   # one level of threads
-            bt = e.alloc(top, (n, k))
-            self.transpose_b(top, bt, n, k)
-            e.for_(top, 0, tiles, 1, lambda b, t, _: self.tile(b, bt, e.mul(b, t, s.mr)))
-            Builder.after(c.op).create(DeallocOp, bt, location=e.location)
-            return
-        # each thread its own Bt (module docstring: "Threads")
-        team = top.create(TeamOp, result_types=[], regions=1, location=e.location)
-        team.regions[0].add_block(Block([]))
-        inner = Builder.at_end(team.regions[0].blocks[0])
+        threads = self.threads and not any(p.name in ("loop.parallel", "omp.parallel")
+                                           for p in c.op.ancestors())  # one level of threads
+        inner = top
+        if threads:             # each thread its own Bt (module docstring: "Threads")
+            team = top.create(TeamOp, result_types=[], regions=1, location=e.location)
+            team.regions[0].add_block(Block([]))
+            inner = Builder.at_end(team.regions[0].blocks[0])
         bt = e.alloc(inner, (n, k))
         self.transpose_b(inner, bt, n, k)
-        e.parallel(inner, tiles, 1, lambda b, t: self.tile(b, bt, e.mul(b, t, s.mr)), True)
-        inner.create(DeallocOp, bt, location=e.location)
-        inner.create(TeamEnd, result_types=[], location=e.location)
+        e.parallel(inner, tiles, 1, lambda b, t: self.tile(b, bt, e.mul(b, t, s.mr)), threads)
+        if threads:
+            inner.create(DeallocOp, bt, location=e.location)
+            inner.create(TeamEnd, result_types=[], location=e.location)
+        else:
+            Builder.after(c.op).create(DeallocOp, bt, location=e.location)
 
     def transpose_b(self, b: Builder, bt: Value, n: int, k: int) -> None:
         """Bt[j, k] = prod(B factors) at (k, j). Where B is one buffer holding a row's N

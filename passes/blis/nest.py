@@ -975,13 +975,9 @@ class Blis:
         inside = e.min(b, s.mr, e.sub(b, self.M, m0))
 
         def row(b2: Builder, r: Value):
-            if ap is not None:          # packed: Ap[q, ak + k, r]
-                qv = e.v(e.add(b2, q0, q))
-
-                def packed(b3: Builder, k: Value, _) -> Value:
-                    return b3.create(LoadOp, ap, [qv, e.v(e.add(b3, ak, k)), r],
-                                     location=e.location).result
-                return packed
+            if ap is not None:          # packed: the panel's column r
+                panel = self.a_panel(ap, e.v(e.add(b2, q0, q)), ak)
+                return lambda b3, k, _: panel(b3, k, r)
             dims = dict(self.ivs) | self.split(b2, e.add(b2, m0, r), c.m)
 
             def direct(b3: Builder, k: Value, _) -> Value:
