@@ -30,15 +30,25 @@ when it has no graph function. An output whose shape neither derives is a clear 
 
 Run-time errors. A function that checks something the interpreter would raise on (an index
 out of range, a size that does not divide) has a last argument marked `graph.status`: the
-runner passes three zeroed i64s, and when the call leaves a nonzero code in the first, the
-`memory.check` of that code in the function says what failed and where, and the call raises
+runner passes three zeroed i64s (one array per thread, cleared after a call that set it),
+and when the call leaves a nonzero code in the first, the `memory.check` of that code in the
+function says what failed and where, and the call raises
 `ValueError("model.fn: file:line:col: error: 'graph.op' failed: ...")` with the model's
 source line and a caret, as the interpreter's `InterpreterError` reads.
+
+The cost of a call. What Python does around the compiled code is per call, and a small
+model's step is tens of microseconds: the logistic regression's step at batch 100 spent
+about 11 us in Python around 30 us of compiled code. A call whose inputs have the
+signature of an earlier one (`_signature`) skips the checks that signature already passed
+and the output shapes it gave; the status array is reused, so its descriptor is kept as the
+variables' are (backends/llvm_abi.py). Measured (timeit, best of 5, batch 1, same process):
+`train_step` 18.9 -> 15.9 us, of which the compiled code is 7.5.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import os
 import threading
 from dataclasses import dataclass, field
@@ -55,7 +65,7 @@ from irkit.pass_manager import PassManager
 from irkit.passes import pipeline
 from irkit.printer import print_op
 from irkit.runtime.inputs import InputSpec, bind_dims, check_inputs, contiguous
-from irkit.runtime.outputs import OutputArrays
+from irkit.runtime.outputs import MIN_BYTES, OutputArrays
 from irkit.runtime.shapes import concrete_output_shapes, output_dims
 from irkit.source_files import read_source
 from irkit.symbols import lookup_symbol_in
@@ -397,6 +407,10 @@ class Entry:
         self.output_names = [o[1] for o in self.outputs]
         self.output_dtypes = [_storage(o[2]) for o in self.outputs]
         self.has_status = ("status", None) in self.order
+        #: per argument, where `CompiledRunner.run` finds it: (0, i) the inputs, (1, k) the
+        #: outputs, (2, name) the variables, (3, 0) the status
+        self.slots = [({"in": 0, "out": 1, "var": 2, "status": 3}[kind], key or 0)
+                      for kind, key in self.order]
         if ftype.results:
             raise ValueError(f"@{self.name} has non-buffer results; the runtime only calls "
                              "functions whose results are output buffers")
@@ -462,6 +476,8 @@ class CompiledRunner:
         self._graph_functions: dict | None = None
         self._bodies = bodies if bodies is not None else IRText(lowered)
         self._shape_cache: dict = {}
+        self._signatures: dict = {}     # `_signature` -> per output (key, shape, dtype, small)
+        self._local = threading.local()     # `_status`
         self._outputs = OutputArrays()
         self.entries = {}
         for fn in lowered.regions[0].blocks[0].ops:
@@ -477,8 +493,9 @@ class CompiledRunner:
 
     def _add(self, name: str, fn) -> None:
         e = self.entries.get(name)
-        if e is not None:           # the variables: the same arrays step after step
-            fn.keep_descriptors([i for i, (kind, _) in enumerate(e.order) if kind == "var"])
+        if e is not None:   # the variables and the status: the same arrays step after step
+            fn.keep_descriptors([i for i, (kind, _) in enumerate(e.order)
+                                 if kind in ("var", "status")])
         self.functions[name] = fn
 
     def function(self, name: str):
@@ -546,24 +563,69 @@ class CompiledRunner:
 
     def prepare(self, name: str, model_name: str, given: dict) -> tuple:
         """(entry, "model.fn", the checked inputs, output arrays) of a call of `name`: new
-        ones, or the last call's large ones nobody holds any more (`OutputArrays`)."""
+        ones, or the last call's large ones nobody holds any more (`OutputArrays`).
+
+        Inputs of a signature seen before (`_signature`) take a short path: what checking
+        them, making them contiguous and deriving the outputs' shapes would give depends on
+        nothing else, so it is looked up. A training step at batch 100 spent 2.4 us in
+        `check_inputs` alone; the whole of this 0.6."""
         e = self.entries[name]
         fn_name = f"{model_name}.{name}"
-        arrays = [contiguous(a) for a in check_inputs(e.inputs, given, fn_name)]
+        sig = _signature(name, e.inputs, given)
+        known = self._signatures.get(sig) if sig is not None else None
+        if known is not None:
+            arrays = [given[s.name] for s in e.inputs]
+            get = self._outputs.get
+            outs = [np.empty(shape, dtype) if small else get(key, shape, dtype)
+                    for key, shape, dtype, small in known]
+            return e, fn_name, arrays, outs
+        checked = check_inputs(e.inputs, given, fn_name)
+        arrays = [contiguous(a) for a in checked]
         shapes = self._output_shapes(name, e, arrays, fn_name)
         outs = [self._outputs.get((name, i), shape, dtype)
+                for i, (shape, dtype) in enumerate(zip(shapes, e.output_dtypes))]
+        # the arrays as given served: their signature stands for these checks and shapes
+        if sig is not None and all(a is given[s.name] for a, s in zip(arrays, e.inputs)):
+            if len(self._signatures) >= _SHAPE_CACHE_LIMIT:
+                self._signatures.clear()
+            self._signatures[sig] = [
+                ((name, i), shape, dtype, math.prod(shape) * dtype.itemsize < MIN_BYTES)
                 for i, (shape, dtype) in enumerate(zip(shapes, e.output_dtypes))]
         return e, fn_name, arrays, outs
 
     def run(self, name: str, model_name: str, given: dict, store: dict) -> dict:
         e, fn_name, arrays, outs = self.prepare(name, model_name, given)
-        status = np.zeros(3, np.int64) if e.has_status else None
-        args = [arrays[key] if kind == "in" else outs[key] if kind == "out"
-                else store[key] if kind == "var" else status for kind, key in e.order]
-        self.function(name)(*args)
+        status = self._status() if e.has_status else None
+        sources = (arrays, outs, store, (status,))
+        self.function(name)(*[sources[where][key] for where, key in e.slots])
         if status is not None and status[0]:
-            raise e.run_time_error(status, fn_name, lookup_symbol_in(self._bodies.op, e.name))
+            error = e.run_time_error(status, fn_name, lookup_symbol_in(self._bodies.op, e.name))
+            status[:] = 0
+            raise error
         return dict(zip(e.output_names, outs))
+
+    def _status(self) -> np.ndarray:
+        """This thread's status buffer: all zeros, as every call must find it (a call that
+        reports an error leaves it set; `run` clears it then). One per thread, passed call
+        after call, so that its descriptor is kept (`keep_descriptors`)."""
+        status = getattr(self._local, "status", None)
+        if status is None:
+            status = self._local.status = np.zeros(3, np.int64)
+        return status
+
+
+def _signature(name: str, specs: list, given: dict) -> tuple | None:
+    """What a call's checks and output shapes depend on: the entry and, per input in
+    declaration order, the given object's type, dtype, shape and strides (contiguity
+    follows from them); None when an input is missing, unknown or not array-like (the full
+    check then says why)."""
+    if len(given) != len(specs):
+        return None
+    try:
+        return (name, *[(type(a), a.dtype, a.shape, a.strides)
+                        for a in [given[s.name] for s in specs]])
+    except (KeyError, AttributeError):
+        return None
 
 
 def _load_source(location) -> None:

@@ -281,3 +281,21 @@ def test_another_input_shape_gives_outputs_of_that_shape(tiny):
         np.testing.assert_allclose(p, x @ w + b, rtol=1e-5)
     with pytest.raises(ValueError, match="dimension B is 2 in input 'x' but 3 in input 'y'"):
         tiny.forward(x=_data(2, 0)[0], y=_data(3, 0)[1])
+
+
+def test_a_signature_seen_before_stands_only_for_its_own_layout_and_dtype(tiny):
+    """The runner's short path is keyed by each input's type, dtype, shape and strides: an
+    input equal in shape but strided, of another dtype, or a list, goes through the full
+    checks (copied, converted) after the same shape served as is."""
+    tiny.variables["w"] = np.arange(6, dtype=np.float32).reshape(3, 2) / 10
+    tiny.variables["b"] = np.array([0.5, -0.5], np.float32)
+    w, b = tiny.variables["w"].copy(), tiny.variables["b"].copy()
+    x, y = _data(4, 2)
+    wide = np.zeros((4, 6), np.float32)
+    wide[:, ::2] = x                                 # x's values at a stride of 2 floats
+    for given in (x, wide[:, ::2], x.astype(np.float64), x.tolist(), x, wide[:, ::2]):
+        np.testing.assert_allclose(tiny.forward(x=given, y=y)["p"], x @ w + b, rtol=1e-5)
+    with pytest.raises(ValueError, match="input 'x' expects f32 elements, got complex64"):
+        tiny.forward(x=x.astype(np.complex64), y=y)
+    with pytest.raises(ValueError, match="dimension B is 4 in input 'x' but 3 in input 'y'"):
+        tiny.forward(x=x, y=y[:3])
