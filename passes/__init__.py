@@ -36,6 +36,7 @@ _ALL = {
     "linalg-fuse": "linalg_fuse",
     "loop-vectorize": "loop_vectorize",
     "vector-streaming-stores": "vector_streaming_stores",
+    "memory-forward-stores": "memory_forward_stores",
     "loop-merge-parallel-regions": "loop_merge_parallel_regions",
     "linalg-matmul-blis": "linalg_matmul_blis",
     "loop-tile": "loop_tile",

@@ -7,12 +7,13 @@ loaded by the other. Two rewrites remove that traffic:
 
 1. **Forwarding.** In the body of the outer loop (its top level, where the stores of the
    values each point computes once sit, and the loads of the values read once per point),
-   a load of the element the last store to that buffer wrote is that store's value. A
-   store is forgotten when an op in between may write the buffer (a store nested in a
-   member's loop, a copy, an op whose effects are unknown), or a buffer that may share its
-   memory (any two but a fresh allocation and another); a store that a later one to the
-   same element overwrites before anything may read it is erased (a fill's initial value
-   that the reduction's first step already took in a register). A buffer of the group's
+   a load of the element an earlier store wrote is that store's value, while nothing in
+   between may have written it (a store nested in a member's loop, a copy, an op whose
+   effects are unknown); a store that a later one to the same element overwrites before
+   anything may read it is erased (a fill's initial value that the reduction's first step
+   already took in a register). `memory-forward-stores` does this
+   (passes/memory_forward_stores.py, which says when two buffers may share memory), here
+   and again on every block once the loops are vectorized. A buffer of the group's
    own (allocated inside the group by `bufferize`) that is then only written is not needed
    at all: its stores, its free and its allocation go. That is the scalar intermediate of
    an epilogue or of a row reduction: a register.
@@ -30,13 +31,11 @@ from __future__ import annotations
 
 from irkit.attributes import IntegerAttr
 from irkit.builder import Builder
-from irkit.ir import Block, Operation, Value
-from irkit.opdef import Terminator, has_trait
+from irkit.ir import Block, Value
 from irkit.types import INDEX, MemRefType
 from irkit.dialects.arith import materialize_constant
-from irkit.dialects.memory import (
-    FREE, READ, WRITE, AllocOp, DeallocOp, DimOp, LoadOp, StoreOp, effects_of,
-)
+from irkit.dialects.memory import AllocOp, DeallocOp, DimOp, LoadOp, StoreOp
+from irkit.passes.memory_forward_stores import forward_stores
 
 
 def optimize(body: Block, local: list[AllocOp], ivs: list[Value]) -> None:
@@ -57,63 +56,6 @@ def optimize(body: Block, local: list[AllocOp], ivs: list[Value]) -> None:
             alloc.erase()
         elif ivs:
             shrink(alloc, body, ivs, sizes)
-
-
-def forward_stores(body: Block) -> None:
-    """Replace each top-level load of `body` by the value the last store to the same
-    element wrote, while nothing in between may have written it, and erase a top-level
-    store that a later one to the same element overwrites unread (module docstring)."""
-    known: dict[Value, tuple[tuple, Value]] = {}
-    unread: dict[Value, StoreOp] = {}
-    for op in list(body.ops):
-        if isinstance(op, LoadOp):
-            entry = known.get(op.memref)
-            if entry is not None and entry[0] == tuple(op.indices):
-                op.result.replace_all_uses_with(entry[1])
-                op.erase()
-            else:
-                _forget(unread, op.memref)
-        elif isinstance(op, StoreOp):
-            earlier = unread.get(op.memref)
-            if earlier is not None and tuple(earlier.indices) == tuple(op.indices):
-                earlier.erase()
-            _forget(known, op.memref)
-            _forget(unread, op.memref)
-            known[op.memref] = (tuple(op.indices), op.value)
-            unread[op.memref] = op
-        else:
-            reads, writes = _accesses(op)
-            for buf in reads:
-                _forget(unread, buf)
-            for buf in writes:
-                _forget(known, buf)
-
-
-def _forget(table: dict, buf: Value | None) -> None:
-    """Drop what `table` holds of the buffers `buf` may alias (None: of every buffer)."""
-    for b in list(table):
-        if buf is None or _may_alias(b, buf):
-            del table[b]
-
-
-def _may_alias(a: Value, b: Value) -> bool:
-    """Two buffers may share memory unless one is a fresh allocation and they differ."""
-    return a is b or not (isinstance(a.owner, AllocOp) or isinstance(b.owner, AllocOp))
-
-
-def _accesses(op: Operation) -> tuple[list, list]:
-    """The buffers `op` or the ops nested in it may read, and may write (None: any)."""
-    reads: list[Value | None] = []
-    writes: list[Value | None] = []
-    for nested in op.walk():
-        if nested.regions or has_trait(nested, Terminator):
-            continue
-        effects = effects_of(nested)
-        if effects is None:
-            return [None], [None]
-        reads += [buf for effect, buf in effects if effect == READ]
-        writes += [buf for effect, buf in effects if effect in (WRITE, FREE)]
-    return reads, writes
 
 
 def shrink(alloc: AllocOp, body: Block, ivs: list[Value], sizes: list[Value]) -> None:

@@ -68,7 +68,7 @@ STAGES: tuple[Stage, ...] = (
           "lower-linalg-to-loop,"
           "canonicalize,cse,loop-vectorize,math-polynomial-approximation,"
           "loop-unroll{factor=1 full-threshold=8 full-ops=128 nests=true vectors=false},"
-          "vector-streaming-stores,canonicalize,cse",
+          "vector-streaming-stores,canonicalize,memory-forward-stores,cse",
           "every graph function a function over memrefs (the calling convention of "
           "docs/lowering.md) with its `<name>_output_sizes` sibling, the variables a "
           "`graph.variables` module attribute; each temporary its own `memory.alloc`, a "
@@ -80,7 +80,8 @@ STAGES: tuple[Stage, ...] = (
           "(vector loads and stores, per-lane partial sums, scalar remainders); f32 exp, "
           "log, tanh, ... as polynomials in arith (vectorizable, within 2 ulp of numpy); "
           "the short scalar loops left (a pooling window's, a row's odd last element) "
-          "unrolled into straight-line code"),
+          "unrolled into straight-line code; a load of what the same block stored or "
+          "loaded before is that value"),
     Stage("memory", "plan-memory,promote-buffers-to-stack,canonicalize,cse",
           "each function's temporaries views of one planned arena "
           "(docs/memory_planning.md), the small buffers of loop bodies on the stack: what "
