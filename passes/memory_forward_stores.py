@@ -14,7 +14,15 @@ they are views of one arena at run-time offsets. The cross-entropy of a 10-class
 classifier and its gradient: the row's maximum, its exponentials and their sum were
 computed twice per row (the loss's log-sum-exp and the gradient's softmax each reload the
 logits they were just given); once the reloads are the stored values, cse merges the two
-computations.
+computations. Measured (2-vCPU Xeon VM, train steps with and without the pass compiled in
+one process and called alternately, medians of 15 rounds, us): the logistic regression
+(B = 100) 36.4 -> 33.8 on 1 thread, 28.8 -> 28.3 on 2 (its cross-entropy kernel 4.8 ->
+2.9, `Model.profile`); the MLP 784-256-10 at B = 128 758 -> 746 and at B = 1024 5463 ->
+5424 on 1 thread. The CNN of examples/cnn.irk (B = 64, 1 thread) measured 1.4-4% slower
+with the pass (592 / 633 / 608 -> 618 / 656 / 629, and 600 / 601 -> 615 / 609 with the
+builds made in the other order), though its code differs only in the cross-entropy
+kernel and in status loads: a cost of where its loops land that this machine shows
+(noted before for unrelated changes), not of more work; on 2 threads 491 either way.
 
 What is known. A block is walked in order, keeping per buffer value the accesses whose
 value is known: (indices, type) -> value, from stores and loads. An index is compared by
