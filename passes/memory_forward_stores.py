@@ -116,32 +116,29 @@ class _Known:
         return None
 
     def write(self, buffer: Value | None, access: _Access | None = None) -> None:
-        """Forget what a write of `access` to `buffer` may overlap (None: a write of any
-        part of it; a None buffer: of anything)."""
-        for table in (self.values, self.unread):
-            for b in list(table):
-                if buffer is None or (b is not buffer and may_alias(b, buffer)):
-                    del table[b]
-                elif b is buffer:
-                    kept = [k for k in table[b] if access is not None and
-                            _disjoint(buffer, k, access)]
-                    if kept:
-                        table[b] = kept
-                    else:
-                        del table[b]
+        """Forget the known values and the unread stores a write of `access` to `buffer`
+        may overlap (None: a write of any part of it; a None buffer: of anything)."""
+        _forget(self.values, buffer, access)
+        _forget(self.unread, buffer, access)
 
     def read(self, buffer: Value | None, access: _Access | None = None) -> None:
         """The stores a read of `access` in `buffer` may read are no longer dead."""
-        for b in list(self.unread):
-            if buffer is None or (b is not buffer and may_alias(b, buffer)):
-                del self.unread[b]
-            elif b is buffer:
-                kept = [k for k in self.unread[b] if access is not None and
-                        _disjoint(buffer, k, access)]
-                if kept:
-                    self.unread[b] = kept
-                else:
-                    del self.unread[b]
+        _forget(self.unread, buffer, access)
+
+
+def _forget(table: dict, buffer: Value | None, access: _Access | None) -> None:
+    """Drop from `table` the accesses that `access` of `buffer` may overlap: of `buffer`
+    itself those not provably disjoint from it (all of them for a None access), of another
+    buffer all where the two may alias, everything for a None buffer."""
+    for b in list(table):
+        if b is buffer:
+            kept = [k for k in table[b] if access is not None and _disjoint(b, k, access)]
+            if kept:
+                table[b] = kept
+            else:
+                del table[b]
+        elif buffer is None or may_alias(b, buffer):
+            del table[b]
 
 
 def forward_stores(body: Block) -> int:

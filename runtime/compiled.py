@@ -599,9 +599,11 @@ class CompiledRunner:
         sources = (arrays, outs, store, (status,))
         self.function(name)(*[sources[where][key] for where, key in e.slots])
         if status is not None and status[0]:
-            error = e.run_time_error(status, fn_name, lookup_symbol_in(self._bodies.op, e.name))
-            status[:] = 0
-            raise error
+            try:
+                raise e.run_time_error(status, fn_name,
+                                       lookup_symbol_in(self._bodies.op, e.name))
+            finally:
+                status[:] = 0
         return dict(zip(e.output_names, outs))
 
     def _status(self) -> np.ndarray:
