@@ -166,7 +166,7 @@ def forward_stores(body: Block) -> int:
             known.write(op.memref, access)
             known.values.setdefault(op.memref, []).append(access)
             known.unread.setdefault(op.memref, []).append(access)
-        elif not has_trait(op, Terminator):
+        elif (known.values or known.unread) and not has_trait(op, Terminator):
             reads, writes = accesses(op)
             for buf in reads:
                 known.read(buf)
