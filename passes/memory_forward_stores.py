@@ -54,6 +54,8 @@ from irkit.dialects.memory.view import strides_and_offset
 from irkit.passes.loop_transforms import int_of, is_identified, root_of
 
 _LOADS = (LoadOp, VectorLoadOp)
+#: the most accesses of one buffer a block remembers (`_remember`)
+MAX_KNOWN = 64
 _STORES = (StoreOp, VectorStoreOp)
 
 
@@ -126,6 +128,16 @@ class _Known:
         _forget(self.unread, buffer, access)
 
 
+def _remember(table: dict, buffer: Value, access: _Access) -> None:
+    """Add `access` to `buffer`'s list in `table`, keeping the last `MAX_KNOWN`: a block of
+    thousands of accesses to one buffer (a fully unrolled loop) stays linear to walk, at
+    the cost of what older accesses would have forwarded."""
+    accesses = table.setdefault(buffer, [])
+    accesses.append(access)
+    if len(accesses) > MAX_KNOWN:
+        del accesses[0]
+
+
 def _forget(table: dict, buffer: Value | None, access: _Access | None) -> None:
     """Drop from `table` the accesses that `access` of `buffer` may overlap: of `buffer`
     itself those not provably disjoint from it (all of them for a None access), of another
@@ -156,7 +168,7 @@ def forward_stores(body: Block) -> int:
                 erased += 1
                 continue
             known.read(op.memref, access)
-            known.values.setdefault(op.memref, []).append(access)
+            _remember(known.values, op.memref, access)
         elif isinstance(op, _STORES):
             access = _Access(op)
             for earlier in known.unread.get(op.memref, ()):
@@ -164,8 +176,8 @@ def forward_stores(body: Block) -> int:
                     earlier.store.erase()
                     erased += 1
             known.write(op.memref, access)
-            known.values.setdefault(op.memref, []).append(access)
-            known.unread.setdefault(op.memref, []).append(access)
+            _remember(known.values, op.memref, access)
+            _remember(known.unread, op.memref, access)
         elif (known.values or known.unread) and not has_trait(op, Terminator):
             reads, writes = accesses(op)
             for buf in reads:

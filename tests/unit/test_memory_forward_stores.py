@@ -138,3 +138,32 @@ func.func @f(%row: memref<?x10xf32>, %max: memref<?xf32>, %i: index, %a: vector<
     np.testing.assert_array_equal(y, b)
     np.testing.assert_array_equal(row[1], np.concatenate([a, b]))
     assert mx[1] == 3
+
+
+def test_a_long_block_remembers_its_last_accesses():
+    """A block of 100 stores to one buffer, then a load of each element, last first: the
+    pass remembers the last MAX_KNOWN accesses of a buffer (a fully unrolled loop stays
+    linear to walk), so the loads of those are forwarded and the others stay; the values
+    are right."""
+    from irkit.passes.memory_forward_stores import MAX_KNOWN
+    n = 100
+    consts = "\n  ".join(f"%c{i} = arith.constant {i} : index" for i in range(n))
+    stores = "\n  ".join(f"memory.store %x{i % 3}, %m[%c{i}] : memref<{n}xf32>"
+                         for i in range(n))
+    loads = "\n  ".join(f"%r{i} = memory.load %m[%c{i}] : memref<{n}xf32>"
+                         for i in reversed(range(n)))
+    text = f"""
+func.func @f(%m: memref<{n}xf32>, %x0: f32, %x1: f32, %x2: f32) -> ({", ".join(["f32"] * n)}) {{
+  {consts}
+  {stores}
+  {loads}
+  return {", ".join(f"%r{i}" for i in range(n))} : {", ".join(["f32"] * n)}
+}}
+"""
+    m = parse_module(text)
+    PassManager.parse("memory-forward-stores").run(m)
+    loads_left = sum(op.name == "memory.load" for op in m.walk())
+    assert loads_left == n - MAX_KNOWN
+    got = interpret(m, "f", np.zeros(n, np.float32), np.float32(1), np.float32(2),
+                    np.float32(3))
+    np.testing.assert_array_equal(np.array(got), np.array([1, 2, 3] * 33 + [1], np.float32))
