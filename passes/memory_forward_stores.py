@@ -39,7 +39,8 @@ kind forgets what its writes (and frees) may touch, everything when its effects 
 unknown; a load or another read makes the stores it may read no longer dead.
 
 Only within a block: a nested block starts with nothing known (its loop may run again
-after its own stores).
+after its own stores). A block remembers the last `MAX_KNOWN` accesses of each buffer, so
+that a fully unrolled block of thousands of them stays linear to walk.
 """
 
 from __future__ import annotations
@@ -54,9 +55,9 @@ from irkit.dialects.memory.view import strides_and_offset
 from irkit.passes.loop_transforms import int_of, is_identified, root_of
 
 _LOADS = (LoadOp, VectorLoadOp)
+_STORES = (StoreOp, VectorStoreOp)
 #: the most accesses of one buffer a block remembers (`_remember`)
 MAX_KNOWN = 64
-_STORES = (StoreOp, VectorStoreOp)
 
 
 class _Access:
