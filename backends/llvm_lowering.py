@@ -108,6 +108,15 @@ RESERVED_NAMES = frozenset([n + s for n in _LIBM for s in ("", "f")] +
                             "pthread_create", "pthread_join"])
 
 
+def align_function(fn: ir.Function, align: int) -> None:
+    """Start `fn`'s code at a multiple of `align` bytes (none for 0). llvmlite has no
+    setter for a function's alignment, and LLVM's parser takes `align N` among the
+    function attributes (and moves it where it belongs), so it is added there, past the
+    attribute set's list of names it knows."""
+    if align:
+        set.add(fn.attributes, f"align {align}")
+
+
 class ModuleLowering:
     """Translates one `builtin.module` of `func.func`s into an `ir.Module`."""
 
@@ -116,7 +125,7 @@ class ModuleLowering:
 
     def __init__(self, module: Operation, name: str = "irkit", openmp: bool = False,
                  rules: Mapping[str, Callable] = RULES,
-                 only: Collection[str] | None = None) -> None:
+                 only: Collection[str] | None = None, function_align: int = 0) -> None:
         if module.name != self.container:
             raise error_at(module, f"cannot be translated to LLVM IR: expected a "
                                    f"'{self.container}'")
@@ -135,6 +144,9 @@ class ModuleLowering:
         #: even declared, so `only` must hold every function they call
         #: (`llvm_cpu.entry_functions`). Declarations are always kept.
         self.only = None if only is None else frozenset(only)
+        #: each defined function's code starts at a multiple of this many bytes (0: LLVM's
+        #: choice; `align_function`)
+        self.function_align = function_align
         self._helpers: dict = {}
 
     def translate(self) -> ir.Module:
@@ -177,6 +189,7 @@ class ModuleLowering:
             if vis is not None and vis.value == "private":
                 llfn.linkage = "internal"
             llfn.attributes.add("nounwind")
+            align_function(llfn, self.function_align)
         self.functions[name] = (llfn, sig, fn)
 
     def declare_runtime(self, name: str, fnty: ir.FunctionType, where) -> ir.Function:

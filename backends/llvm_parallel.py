@@ -94,7 +94,9 @@ from irkit.dialects.loop import ForOp, ParallelOp
 from irkit.dialects.omp import holds_worksharing_loop
 from irkit.ir import BlockArgument, Operation, Value
 from irkit.rewrite import is_pure
-from irkit.backends.llvm_lowering import FunctionLowering, emit_loop, emit_loop_nest, lowers
+from irkit.backends.llvm_lowering import (
+    FunctionLowering, align_function, emit_loop, emit_loop_nest, lowers,
+)
 from irkit.backends.llvm_profile import count_team
 from irkit.backends.llvm_types import I1, I32, I64, PTR, VOID
 
@@ -474,6 +476,7 @@ def _outline(lw: FunctionLowering, op: Operation, captures: list[Value],
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
     fn.attributes.add("noinline")       # one copy of the body, called from both paths
+    align_function(fn, ml.function_align)
     inner = TeamLowering(ml, fn, op)
     b = inner.builder
     ctx = b.load(fn.args[0], typ=ctx_type)

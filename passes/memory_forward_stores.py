@@ -18,11 +18,11 @@ computations. Measured (2-vCPU Xeon VM, train steps with and without the pass co
 one process and called alternately, medians of 15 rounds, us): the logistic regression
 (B = 100) 36.4 -> 33.8 on 1 thread, 28.8 -> 28.3 on 2 (its cross-entropy kernel 4.8 ->
 2.9, `Model.profile`); the MLP 784-256-10 at B = 128 758 -> 746 and at B = 1024 5463 ->
-5424 on 1 thread. The CNN of examples/cnn.irk (B = 64, 1 thread) measured 1.4-4% slower
-with the pass (592 / 633 / 608 -> 618 / 656 / 629, and 600 / 601 -> 615 / 609 with the
-builds made in the other order), though its code differs only in the cross-entropy
-kernel and in status loads: a cost of where its loops land that this machine shows
-(noted before for unrelated changes), not of more work; on 2 threads 491 either way.
+5424 on 1 thread. The CNN of examples/cnn.irk (B = 64, 1 thread) first measured 2.5-4%
+slower with the pass, though its hot functions' instructions were the same: they only
+started at other addresses, the cross-entropy's kernel before them being shorter. With
+every function at a 64-byte boundary (`llvm_cpu.FUNCTION_ALIGN`) the step is 1% faster
+with the pass (577 / 582 / 588 / 581 against 583 / 584 / 592 / 588 us, both orders).
 
 What is known. A block is walked in order, keeping per buffer value the accesses whose
 value is known: (indices, type) -> value, from stores and loads. An index is compared by

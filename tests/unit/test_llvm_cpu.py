@@ -1038,6 +1038,27 @@ def test_object_and_assembly():
     assert "fact" in asm and "scale" in asm
 
 
+def test_every_function_starts_at_a_cache_line():
+    """Each defined function, the outlined bodies of parallel loops included, is aligned to
+    `FUNCTION_ALIGN` (64) bytes in the code LLVM emits (`.p2align 6` before its label),
+    where LLVM's own choice is 16: where a function's loops lie then does not depend on the
+    code before it (llvm_cpu.FUNCTION_ALIGN)."""
+    import re
+    from irkit.backends.llvm_cpu import FUNCTION_ALIGN
+    assert FUNCTION_ALIGN == 64
+    for src in (CALLS, PARALLEL):
+        lines = emit_assembly(_parsed(src)).splitlines()
+        labels = [i for i, line in enumerate(lines)
+                  if re.match(r'^"?[A-Za-z_][\w.]*"?:$', line) and
+                  any(".type" in lines[j] and "@function" in lines[j]
+                      for j in range(max(0, i - 3), i))]
+        assert labels, src
+        for i in labels:
+            aligns = [lines[j] for j in range(i - 1, max(-1, i - 6), -1) if ".p2align" in lines[j]]
+            assert aligns and aligns[0].split()[1].rstrip(",") == "6", (lines[i], aligns)
+    assert any("__irkit_parallel_" in lines[i] for i in labels)
+
+
 @pytest.mark.skipif(find_c_compiler() is None, reason="no C compiler to link with")
 def test_shared_library_roundtrip(tmp_path):
     import irkit.dialects.vector  # noqa: F401
