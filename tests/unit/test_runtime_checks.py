@@ -173,6 +173,40 @@ def test_the_first_failing_index_wins_and_the_next_call_is_clean(engines):
                                   TABLE[[2]])
 
 
+def test_each_thread_has_its_own_status(engines):
+    """The runner keeps one status array per thread (`CompiledRunner._status`): a thread
+    whose calls fail (gather indices out of range) never makes another thread's good calls
+    fail, nor misses its own error, with thread switches as frequent as Python allows."""
+    import sys
+    import threading
+    _, jit, _, _ = engines["gather"]
+    good, bad = np.array([2, 0, 3], np.int32), np.array([1, 7], np.int32)
+    errors: list = []
+
+    def work(failing: bool) -> None:
+        for _ in range(300):
+            try:
+                r = jit.forward(t=TABLE, i=bad if failing else good)["r"]
+            except ValueError as e:
+                if not failing or "index 7 is out of bounds" not in str(e):
+                    errors.append(("raised", failing, str(e)[:80]))
+                continue
+            if failing or not np.array_equal(r, TABLE[good]):
+                errors.append(("returned", failing))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(k % 2 == 0,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+
+
 # ---------------------------------------------------------------------------------------------
 # split and reshape: the runtime's shape functions reject most bad sizes before the call;
 # compiled code checks them itself for a caller that has none (C, or a runner built without
