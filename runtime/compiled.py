@@ -571,10 +571,10 @@ class CompiledRunner:
         `check_inputs` alone; the whole of this 0.6."""
         e = self.entries[name]
         fn_name = f"{model_name}.{name}"
-        sig = _signature(name, e.inputs, given)
+        sig, given_arrays = _signature(name, e.inputs, given)
         known = self._signatures.get(sig) if sig is not None else None
         if known is not None:
-            arrays = [given[s.name] for s in e.inputs]
+            arrays = given_arrays
             get = self._outputs.get
             outs = [np.empty(shape, dtype) if small else get(key, shape, dtype)
                     for key, shape, dtype, small in known]
@@ -585,7 +585,7 @@ class CompiledRunner:
         outs = [self._outputs.get((name, i), shape, dtype)
                 for i, (shape, dtype) in enumerate(zip(shapes, e.output_dtypes))]
         # the arrays as given served: their signature stands for these checks and shapes
-        if sig is not None and all(a is given[s.name] for a, s in zip(arrays, e.inputs)):
+        if sig is not None and all(a is g for a, g in zip(arrays, given_arrays)):
             if len(self._signatures) >= _SHAPE_CACHE_LIMIT:
                 self._signatures.clear()
             self._signatures[sig] = [
@@ -616,18 +616,18 @@ class CompiledRunner:
         return status
 
 
-def _signature(name: str, specs: list, given: dict) -> tuple | None:
-    """What a call's checks and output shapes depend on: the entry and, per input in
-    declaration order, the given object's type, dtype, shape and strides (contiguity
-    follows from them); None when an input is missing, unknown or not array-like (the full
-    check then says why)."""
+def _signature(name: str, specs: list, given: dict) -> tuple[tuple | None, list]:
+    """(what a call's checks and output shapes depend on, the given inputs in declaration
+    order): the entry and, per input, the given object's type, dtype, shape and strides
+    (contiguity follows from them); (None, []) when an input is missing, unknown or not
+    array-like (the full check then says why)."""
     if len(given) != len(specs):
-        return None
+        return None, []
     try:
-        return (name, *[(type(a), a.dtype, a.shape, a.strides)
-                        for a in [given[s.name] for s in specs]])
+        arrays = [given[s.name] for s in specs]
+        return (name, *[(type(a), a.dtype, a.shape, a.strides) for a in arrays]), arrays
     except (KeyError, AttributeError):
-        return None
+        return None, []
 
 
 def _load_source(location) -> None:

@@ -16,12 +16,10 @@ Expected values come from numpy.
 
 from __future__ import annotations
 
-import sys
-import threading
-
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from thread_switches import run_switching
 
 pytest.importorskip("llvmlite")
 
@@ -190,16 +188,7 @@ def test_calls_from_several_threads_keep_their_own_descriptors():
                 errors.append(k)
                 return
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_switching(work, [(k,) for k in range(4)])
     assert errors == []
 
 

@@ -21,6 +21,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from thread_switches import run_switching
 
 pytest.importorskip("llvmlite")
 
@@ -177,8 +178,6 @@ def test_each_thread_has_its_own_status(engines):
     """The runner keeps one status array per thread (`CompiledRunner._status`): a thread
     whose calls fail (gather indices out of range) never makes another thread's good calls
     fail, nor misses its own error, with thread switches as frequent as Python allows."""
-    import sys
-    import threading
     _, jit, _, _ = engines["gather"]
     good, bad = np.array([2, 0, 3], np.int32), np.array([1, 7], np.int32)
     errors: list = []
@@ -194,16 +193,7 @@ def test_each_thread_has_its_own_status(engines):
             if failing or not np.array_equal(r, TABLE[good]):
                 errors.append(("returned", failing))
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=work, args=(k % 2 == 0,)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_switching(work, [(k % 2 == 0,) for k in range(4)])
     assert errors == []
 
 
