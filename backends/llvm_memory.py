@@ -12,7 +12,8 @@ over `memref<64x64xf32>` indexes with constant strides and LLVM can vectorize it
   MLIR; `memory.dealloc` frees `allocated`. `memory.alloca` is a 64-byte aligned `alloca`
   in the entry block, both pointers the slot.
 - `memory.view` starts at `aligned + offset + byte_shift` of the byte buffer, contiguous.
-- `memory.subview` only computes a new descriptor (offset, sizes, strides).
+- `memory.subview` and `memory.collapse_shape` only compute a new descriptor (offset, sizes,
+  strides).
 - `memory.copy` is one `memcpy` when both sides are contiguous by type, else a loop nest.
 - `memory.check` branches (weighted as unlikely) to a cold block that claims status[0] with a
   `cmpxchg` from 0 to the site's code, so that of several threads failing at once exactly
@@ -31,6 +32,7 @@ import llvmlite.ir as ir
 
 from irkit.attributes import IntegerAttr
 from irkit.types import MemRefType
+from irkit.dialects.memory import reassociation_lists
 from irkit.backends.llvm_lowering import FunctionLowering, emit_loop_nest, lowers
 from irkit.backends.llvm_types import (
     ALIGNED, ALLOCATED, I1, I8, I64, OFFSET, PTR, SIZES, STRIDES, VOID, byte_size, element_of,
@@ -243,6 +245,23 @@ def _subview(lw: FunctionLowering, op, args):
         offset = _add(b, offset, _mul(b, o, stride))
         strides.append(_mul(b, stride, step))
     return make_descriptor(lw, op.results[0].type, src.allocated(), src.aligned(), offset,
+                           sizes, strides)
+
+
+@lowers("memory.collapse_shape")
+def _collapse_shape(lw: FunctionLowering, op, args):
+    """The source's pointers and offset; per group, its sizes multiplied and its innermost
+    stride (the verifier proved each group contiguous)."""
+    src = _memref(lw, args[0], op.operands[0].type)
+    b = lw.builder
+    sizes, strides = [], []
+    for group in reassociation_lists(op.properties["reassociation"]):
+        size = src.size(group[0])
+        for k in group[1:]:
+            size = _mul(b, size, src.size(k))
+        sizes.append(size)
+        strides.append(src.stride(group[-1]))
+    return make_descriptor(lw, op.results[0].type, src.allocated(), src.aligned(), src.offset(),
                            sizes, strides)
 
 

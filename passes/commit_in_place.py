@@ -218,7 +218,7 @@ def _between(block: Block, first: Operation, last: Operation) -> list[Operation]
 
 #: ops that read the buffers they are given, or only make them, and write none
 _READERS = frozenset(["memory.load", "memory.vector_load", "memory.dim", "memory.subview",
-                      "memory.view", "memory.alloc"])
+                      "memory.view", "memory.collapse_shape", "memory.alloc"])
 
 
 def _writes_only(top: Operation, allowed: set) -> bool:

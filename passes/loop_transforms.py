@@ -27,7 +27,7 @@ Algorithm (conservative: every approximation adds patterns, never removes one):
      `memory_effects()`. An op with unknown effects, or an allocation or free of a buffer
      from outside, makes the band unanalyzable (`Unanalyzable`, with the reason). Accesses
      to a buffer allocated inside the band are private to an iteration and ignored.
-  2. Buffers are traced to their root through `memory.view` / `memory.subview`. Accesses to
+  2. Buffers are traced to their root through their views (`root_of`). Accesses to
      two different roots are independent when both roots are allocations or arguments of the
      enclosing function (the calling convention of docs/lowering.md: no two arguments
      share memory); otherwise, and when either access is not a `load` / `store` /
@@ -61,8 +61,8 @@ from irkit.dialects import arith
 from irkit.dialects.arith import materialize_constant
 from irkit.dialects.loop import ForOp, ParallelOp
 from irkit.dialects.memory import (
-    ALLOCATE, FREE, WRITE, AllocOp, ArenaOp, LoadOp, StoreOp, SubviewOp, VectorLoadOp,
-    VectorStoreOp, ViewOp, effects_of,
+    ALLOCATE, FREE, WRITE, AllocOp, ArenaOp, CollapseShapeOp, LoadOp, StoreOp, SubviewOp,
+    VectorLoadOp, VectorStoreOp, ViewOp, effects_of,
 )
 
 
@@ -165,13 +165,12 @@ class Access:
 
 
 def root_of(memref: Value) -> Value:
-    """The buffer a memref value is a view of (through `memory.view` / `memory.subview`)."""
+    """The buffer a memref value is a view of (through `memory.view`, `memory.subview`,
+    `memory.collapse_shape`: the pure ops that make a memref from another)."""
     while True:
         op = memref.defining_op()
-        if isinstance(op, SubviewOp):
-            memref = op.source
-        elif isinstance(op, ViewOp):
-            memref = op.source
+        if isinstance(op, (SubviewOp, ViewOp, CollapseShapeOp)):
+            memref = op.operands[0]
         else:
             return memref
 

@@ -7,8 +7,9 @@ bigger buffer; the offset and strides count elements). Ops:
 - `memory.alloc` / `memory.dealloc`: a fresh buffer, freed again; `memory.arena`: one raw
   byte buffer that a function's temporaries are planned into, freed by `memory.dealloc` too;
 - `memory.view`: a contiguous typed view at a byte offset of a byte buffer (`memref.view`);
-- `memory.subview`: a strided window with static or dynamic offsets, sizes and strides
-  (these two in `view`);
+- `memory.subview`: a strided window with static or dynamic offsets, sizes and strides;
+- `memory.collapse_shape`: the same memory with groups of adjacent dims merged (these
+  three in `view`);
 - `memory.load` / `memory.store`: one element; `memory.vector_load` / `memory.vector_store`:
   a 1-D vector of consecutive elements along the last dimension (these four in
   `access`);
@@ -19,9 +20,9 @@ bigger buffer; the offset and strides count elements). Ops:
 - `memory.fence`: the running thread's non-temporal stores ordered before what follows
   (in `access`).
 
-Effects. The core has one effect trait, `Pure`: `dim`, `view` and `subview` carry it (they
-compute a new descriptor and touch no memory), every other op has effects and is never
-CSE'd, hoisted or erased for being unused. Which effect, on which buffer, is told by each
+Effects. The core has one effect trait, `Pure`: `dim`, `view`, `subview` and `collapse_shape`
+carry it (they compute a new descriptor and touch no memory), every other op has effects and
+is never CSE'd, hoisted or erased for being unused. Which effect, on which buffer, is told by each
 op's `memory_effects()` (MLIR's `MemoryEffectOpInterface`), and `effects_of(op)` answers for
 any op, so that liveness and buffer reuse need not know this dialect's op list.
 
@@ -39,9 +40,10 @@ The dialect is split by meaning, each part importing only those before it:
 
 - `buffers` — the dialect object, constraints, effects, the helpers every op uses, and the
   ops that allocate, free, copy and measure buffers;
-- `view` — `memory.view`, `memory.subview` and the layout arithmetic they share with
-  lowerings and backends (`strides_and_offset`, `contiguous_strides`, `subview_type`,
-  `byte_size`, `DYNAMIC_INDEX`);
+- `view` — `memory.view`, `memory.subview`, `memory.collapse_shape` and the layout
+  arithmetic they share with lowerings and backends (`strides_and_offset`,
+  `contiguous_strides`, `subview_type`, `byte_size`, `DYNAMIC_INDEX`), and the
+  reassociations of reshapes (`memory.collapse_shape`'s and the tensor dialect's);
 - `access` — `memory.load`, `memory.store`, `memory.vector_load`, `memory.vector_store`,
   `memory.fence`, `memory.check` and `EraseUnusedRead`.
 

@@ -1,5 +1,5 @@
-"""`memory.view`, `memory.subview` and `memory.dim`, and the layout arithmetic they share
-with the rest of the `memory` dialect, its lowerings and the backends.
+"""`memory.view`, `memory.subview`, `memory.collapse_shape` and `memory.dim`, and the layout
+arithmetic they share with the rest of the `memory` dialect, its lowerings and the backends.
 
 These are the dialect's ops on descriptors of memory that already exists (all `Pure`: they
 touch no memory), and nearly all of its layout rules; they sit apart from `buffers` so that
@@ -12,6 +12,11 @@ the dialect's home stays about allocation and effects. This module holds:
 - `memory.view`: a contiguous typed view at a byte offset of a byte buffer (`memref.view`).
 - `memory.subview`: a strided window with static or dynamic offsets, sizes and strides,
   with its custom-syntax piece for mixed static / dynamic lists.
+- Reassociations (the groups of a reshape), shared with the tensor dialect's reshapes:
+  `ReassociationAttr`, `parse_reassociation`, `reassociation_lists` / `reassociation_attr`,
+  `collapsed_shape` and `verify_reassociation` (MLIR's messages).
+- `memory.collapse_shape`: groups of adjacent dims merged, contiguous by type
+  (`memref.collapse_shape`; `collapsed_layout` its result's layout).
 - `memory.dim`: the size of one dimension, folded to the size operand of the alloc, arena,
   view or subview that made the buffer.
 
@@ -28,10 +33,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from irkit.attributes import DenseArrayAttr, IntegerAttr, StridedLayoutAttr
+from typing import Sequence
+
+from irkit.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, StridedLayoutAttr
 from irkit.ir import Value
 from irkit.opdef import (
-    DenseI64Array, I64Attr, Index, Op, Operand, Prop, Pure, Result, VarOperand,
+    DenseI64Array, I64Attr, Index, Op, Operand, Prop, Pure, Result, VarOperand, attr_constraint,
 )
 from irkit.rewrite import constant_value
 from irkit.types import I64, INDEX, ComplexType, IndexType, IntegerType, MemRefType
@@ -104,6 +111,109 @@ def byte_size(t) -> int | None:
         return next((w // 8 for w in (8, 16, 32, 64) if t.width <= w), None)
     width = getattr(t, "width", None)
     return width // 8 if width is not None and width % 8 == 0 else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Reassociations (the groups of a reshape: `memory.collapse_shape` and the tensor dialect's)
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_index_group(a) -> bool:
+    return isinstance(a, ArrayAttr) and all(
+        isinstance(i, IntegerAttr) and i.type is I64 for i in a)
+
+
+ReassociationAttr = attr_constraint(ArrayAttr, "Array of 64-bit integer array attributes",
+                                    lambda a: all(_is_index_group(g) for g in a))
+
+
+def parse_reassociation(p) -> ArrayAttr:
+    """`[[0, 1], [2]]` as an array of i64 arrays."""
+    p.expect("[")
+    groups = []
+    while p.tok == "[":
+        p.next()
+        group = []
+        while p.tok != "]":
+            group.append(IntegerAttr(parse_int(p), I64))
+            if not p.accept(","):
+                break
+        p.expect("]")
+        groups.append(ArrayAttr(group))
+        if not p.accept(","):
+            break
+    p.expect("]", "to end the reassociation indices")
+    return ArrayAttr(groups)
+
+
+def reassociation_lists(attr: ArrayAttr) -> list[list[int]]:
+    return [[i.value for i in group] for group in attr]
+
+
+def reassociation_attr(groups: Sequence[Sequence[int]]) -> ArrayAttr:
+    return ArrayAttr([ArrayAttr([IntegerAttr(int(i), I64) for i in g]) for g in groups])
+
+
+def collapsed_shape(shape: Sequence, groups: Sequence[Sequence[int]]) -> list:
+    """Each group's sizes multiplied, None (`?`) if one is None (MLIR's
+    CollapseShapeOp::inferCollapsedType)."""
+    out = []
+    for g in groups:
+        sizes = [shape[i] for i in g]
+        out.append(None if None in sizes else int(np.prod(sizes, dtype=np.int64)))
+    return out
+
+
+def verify_reassociation(op, groups: list[list[int]], expanded, collapsed) -> None:
+    """MLIR's checks of a reshape's groups against its expanded and collapsed shaped types,
+    in its order and with its messages (verifyReshapeLikeTypes): ranks, one group per
+    collapsed dim, none empty, every expanded dim once and in order, and each collapsed
+    size its group's product (dynamic where one of the group's is)."""
+    if expanded.rank < collapsed.rank:
+        raise op.error(f"expected the expanded type, '{expanded}' to have a higher (or same) "
+                       f"rank than the collapsed type, '{collapsed}'.")
+    if collapsed.rank != len(groups):
+        raise op.error(f"expected collapsed rank ({collapsed.rank}) to equal the number of "
+                       f"reassociation maps ({len(groups)}).")
+    if any(not g for g in groups):
+        raise op.error("reassociation indices must not be empty")
+    n_dims = max((i for g in groups for i in g), default=-1) + 1
+    if groups and n_dims != expanded.rank:
+        raise op.error(f"expected reassociation map #0 to have size equal to the expanded rank "
+                       f"({expanded.rank}), but it is  {n_dims}.")
+    following = 0
+    for k, g in enumerate(groups):
+        if g != list(range(following, following + len(g))):
+            raise op.error(f"expected reassociation map #{k} to be valid and contiguous.")
+        following += len(g)
+    for k, (g, want) in enumerate(zip(groups, collapsed_shape(expanded.shape, groups))):
+        if want is None:
+            if collapsed.shape[k] is not None:
+                raise op.error(f"expected dimension {k} of collapsed type to be dynamic since "
+                               f"one or more of the corresponding dimensions in the expanded "
+                               f"type is dynamic")
+        elif collapsed.shape[k] != want:
+            raise op.error(f"expected dimension {k} of collapsed type to be static value of "
+                           f"{want}")
+
+
+def collapsed_layout(source: MemRefType, groups: Sequence[Sequence[int]]):
+    """The layout of `source` collapsed by `groups`: the identity for an identity source,
+    else a strided layout with each group's innermost stride and the source's offset; None
+    where a group is not provably contiguous (each dim's stride the next one's stride times
+    its size, all known from the type) or the layout is not strided."""
+    if source.layout is None:
+        return None, True
+    layout = strides_and_offset(source)
+    if layout is None:
+        return None, False
+    strides, offset = layout
+    for g in groups:
+        for i, j in zip(g, g[1:]):
+            if None in (strides[i], strides[j], source.shape[j]) or \
+                    strides[i] != strides[j] * source.shape[j]:
+                return None, False
+    return StridedLayoutAttr(tuple(strides[g[-1]] for g in groups), offset), True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -381,6 +491,87 @@ class SubviewOp(Op):
             step = [0 if k == 0 else s for k, s in zip(strides, view.strides)]
             view = np.lib.stride_tricks.as_strided(view, tuple(sizes), tuple(step),
                                                    writeable=src.flags.writeable)
+        return view
+
+
+# ---------------------------------------------------------------------------------------------
+# collapse_shape
+# ---------------------------------------------------------------------------------------------
+
+
+@memory.op
+class CollapseShapeOp(Op):
+    """The same memory with each group of adjacent dimensions merged into one (MLIR's
+    memref.collapse_shape): row-major, so element (i, j) of a `memref<784x10xf32>` is
+    element 10 i + j of its collapse into `memref<7840xf32>`. Each group must be contiguous
+    in the source, which the verifier requires be known from its type (MLIR also accepts
+    dynamic strides, undefined where they are not contiguous); the result's layout is the
+    identity for an identity source, else strided with each group's innermost stride.
+
+        %f = memory.collapse_shape %w [[0, 1]] : memref<784x10xf32> into memref<7840xf32>
+
+    Why. A loop over a whole contiguous buffer runs as one flat loop of full vectors, where
+    per row it would end each row with a short remainder (rows of 10 floats: a vector of 8
+    and one of 2, or 10 scalars).
+    """
+
+    name = "memory.collapse_shape"
+    src = Operand(MemRef)
+    reassociation = Prop(ReassociationAttr)
+    result = Result(MemRef)
+    traits = (Pure(),)
+
+    @classmethod
+    def create(cls, source: Value, groups: Sequence[Sequence[int]],
+               location=None) -> "CollapseShapeOp":
+        """Build with the result type inferred (the source's groups must be contiguous)."""
+        return cls.build(source, reassociation=reassociation_attr(groups), location=location)
+
+    def infer_result_types(self):
+        src = self.src.type
+        groups = reassociation_lists(self.reassociation)
+        layout, _ = collapsed_layout(src, groups)
+        return [MemRefType(collapsed_shape(src.shape, groups), src.element, layout,
+                           src.memory_space)]
+
+    def verify_(self):
+        src, res = self.src.type, self.result.type
+        groups = reassociation_lists(self.reassociation)
+        verify_reassociation(self, groups, src, res)
+        layout, contiguous = collapsed_layout(src, groups)
+        if not contiguous:
+            raise self.error("invalid source layout map or collapsing non-contiguous dims")
+        want = MemRefType(collapsed_shape(src.shape, groups), src.element, layout,
+                          src.memory_space)
+        if res is not want:
+            raise self.error(f"expected collapsed type to be '{want}' but found '{res}'")
+
+    @classmethod
+    def parse(cls, p, num_results):
+        src = p.parse_operand_ref()
+        reassociation = parse_reassociation(p)
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        s = parse_memref_type(p)
+        p.expect("into")
+        t = parse_memref_type(p)
+        return cls.build(p.resolve(src, s), result_types=[t], attributes=attrs,
+                         reassociation=reassociation)
+
+    def print(self, p):
+        p.write(f" {p.value(self.src)} {self.reassociation.format()}")
+        p.attr_dict(self, elided=("reassociation",))
+        p.write(f" : {self.src.type} into {self.result.type}")
+
+    def evaluate(self, src):
+        shape = collapsed_shape(src.shape, reassociation_lists(self.reassociation))
+        view = src.view()
+        try:
+            view.shape = shape          # numpy refuses where it would have to copy
+        except AttributeError:
+            raise run_error(self, f"cannot collapse a memref of shape {shape_text(src.shape)} "
+                            f"and strides {shape_text(src.strides)} bytes without copying: "
+                            f"its groups are not contiguous") from None
         return view
 
 

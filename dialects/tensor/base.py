@@ -19,16 +19,16 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from irkit.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, numpy_dtype
+from irkit.attributes import DenseArrayAttr, IntegerAttr, numpy_dtype
 from irkit.ir import Operation, Value
-from irkit.opdef import Constraint, attr_constraint
+from irkit.opdef import Constraint
 from irkit.rewrite import constant_value
 from irkit.types import I64, INDEX, IndexType, RankedTensorType, Type, UnrankedTensorType
 from irkit.dialects.memory import DYNAMIC_INDEX
 
 __all__ = [
     "DYNAMIC_INDEX", "Mixed", "RankedTensor", "AnyTensorType", "NonScalarTensor",
-    "StaticTensor", "ReassociationAttr", "split_mixed", "join_mixed", "static_entries",
+    "StaticTensor", "split_mixed", "join_mixed", "static_entries",
     "constant_index", "fold_constant_entries", "rank_reduction_mask", "check_slice_type",
     "canonical_reduced_type", "join_shapes",
 ]
@@ -49,13 +49,6 @@ StaticTensor = Constraint(lambda t: isinstance(t, RankedTensorType) and t.has_st
                           "statically shaped tensor of any type values")
 
 
-def _is_index_group(a) -> bool:
-    return isinstance(a, ArrayAttr) and all(
-        isinstance(i, IntegerAttr) and i.type is I64 for i in a)
-
-
-ReassociationAttr = attr_constraint(ArrayAttr, "Array of 64-bit integer array attributes",
-                                    lambda a: all(_is_index_group(g) for g in a))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,33 +240,6 @@ def parse_tensor_type(p, ranked: bool = True) -> Type:
         want = "a ranked tensor type" if ranked else "a tensor type"
         raise p.error(f"invalid kind of type specified: expected {want}, got '{t}'", tk)
     return t
-
-
-def parse_reassociation(p) -> ArrayAttr:
-    """`[[0, 1], [2]]` as an array of i64 arrays."""
-    p.expect("[")
-    groups = []
-    while p.tok == "[":
-        p.next()
-        group = []
-        while p.tok != "]":
-            group.append(IntegerAttr(parse_int(p), I64))
-            if not p.accept(","):
-                break
-        p.expect("]")
-        groups.append(ArrayAttr(group))
-        if not p.accept(","):
-            break
-    p.expect("]", "to end the reassociation indices")
-    return ArrayAttr(groups)
-
-
-def reassociation_lists(attr: ArrayAttr) -> list[list[int]]:
-    return [[i.value for i in group] for group in attr]
-
-
-def reassociation_attr(groups: Sequence[Sequence[int]]) -> ArrayAttr:
-    return ArrayAttr([ArrayAttr([IntegerAttr(int(i), I64) for i in g]) for g in groups])
 
 
 # ---------------------------------------------------------------------------------------------

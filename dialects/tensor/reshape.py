@@ -24,11 +24,14 @@ from irkit.builder import Builder
 from irkit.ir import Value
 from irkit.opdef import DenseI64Array, Index, Op, Operand, Prop, Pure, Result, VarOperand
 from irkit.types import RankedTensorType
+from irkit.dialects.memory import (
+    ReassociationAttr, collapsed_shape, parse_reassociation, reassociation_attr,
+    reassociation_lists, verify_reassociation,
+)
 from irkit.dialects.tensor import tensor
 from irkit.dialects.tensor.base import (
-    DYNAMIC_INDEX, Mixed, RankedTensor, ReassociationAttr, check_shape, fail, format_mixed,
-    join_mixed, parse_mixed, parse_reassociation, parse_tensor_type, reassociation_attr,
-    reassociation_lists, resolve_indices, shape_text, split_mixed,
+    DYNAMIC_INDEX, Mixed, RankedTensor, check_shape, fail, format_mixed, join_mixed,
+    parse_mixed, parse_tensor_type, resolve_indices, shape_text, split_mixed,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -39,11 +42,7 @@ from irkit.dialects.tensor.base import (
 def collapsed_type(expanded: RankedTensorType, groups: Sequence[Sequence[int]]) -> RankedTensorType:
     """The type `expanded` collapses to: each group's sizes multiplied, `?` if one is `?`
     (MLIR's CollapseShapeOp::inferCollapsedType)."""
-    shape = []
-    for g in groups:
-        sizes = [expanded.shape[i] for i in g]
-        shape.append(None if None in sizes else int(np.prod(sizes, dtype=np.int64)))
-    return RankedTensorType(shape, expanded.element)
+    return RankedTensorType(collapsed_shape(expanded.shape, groups), expanded.element)
 
 
 def compose(outer: Sequence[Sequence[int]], inner: Sequence[Sequence[int]]) -> list[list[int]]:
@@ -57,33 +56,7 @@ def _verify_reshape(op, expanded: RankedTensorType, collapsed: RankedTensorType)
     """MLIR's rules for both reshapes, in its order (verifyReshapeLikeTypes, then the
     collapsed type the reassociation infers)."""
     groups = reassociation_lists(op.reassociation)
-    if expanded.rank < collapsed.rank:
-        raise op.error(f"expected the expanded type, '{expanded}' to have a higher (or same) "
-                       f"rank than the collapsed type, '{collapsed}'.")
-    if collapsed.rank != len(groups):
-        raise op.error(f"expected collapsed rank ({collapsed.rank}) to equal the number of "
-                       f"reassociation maps ({len(groups)}).")
-    if any(not g for g in groups):
-        raise op.error("reassociation indices must not be empty")
-    n_dims = max((i for g in groups for i in g), default=-1) + 1
-    if groups and n_dims != expanded.rank:
-        raise op.error(f"expected reassociation map #0 to have size equal to the expanded rank "
-                       f"({expanded.rank}), but it is  {n_dims}.")
-    following = 0
-    for k, g in enumerate(groups):
-        if g != list(range(following, following + len(g))):
-            raise op.error(f"expected reassociation map #{k} to be valid and contiguous.")
-        following += len(g)
-    for k, g in enumerate(groups):
-        sizes = [expanded.shape[i] for i in g]
-        if None in sizes:
-            if collapsed.shape[k] is not None:
-                raise op.error(f"expected dimension {k} of collapsed type to be dynamic since "
-                               f"one or more of the corresponding dimensions in the expanded "
-                               f"type is dynamic")
-        elif collapsed.shape[k] != int(np.prod(sizes, dtype=np.int64)):
-            raise op.error(f"expected dimension {k} of collapsed type to be static value of "
-                           f"{int(np.prod(sizes, dtype=np.int64))}")
+    verify_reassociation(op, groups, expanded, collapsed)
     want = collapsed_type(expanded, groups)
     if want is not RankedTensorType(collapsed.shape, collapsed.element):
         raise op.error(f"expected collapsed type to be '{want}', but got '{collapsed}'")

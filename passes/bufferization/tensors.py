@@ -47,7 +47,7 @@ from irkit.dialects.tensor import (
     CastOp, CollapseShapeOp, ConcatOp, DimOp, EmptyOp, ExpandShapeOp, ExtractOp,
     ExtractSliceOp, GenerateOp, InsertOp, InsertSliceOp, PadOp,
 )
-from irkit.dialects.tensor.base import reassociation_lists
+from irkit.dialects.memory import reassociation_lists
 from irkit.passes.bufferization.analysis import init_use, tied_result
 from irkit.passes.bufferization.buffers import buffer_type, is_tensor
 from irkit.passes.bufferization.function import Bufferization, BufferizeError, bufferizes

@@ -748,6 +748,22 @@ func.func @window(%m: memref<6x8xi32>, %o: index, %n: index)
   memory.store %v, %w[%c0, %c0] : memref<?x3xi32, strided<[16, 2], offset: ?>>
   return %w : memref<?x3xi32, strided<[16, 2], offset: ?>>
 }
+func.func @flat(%m: memref<3x10xf32>, %r: memref<6x8xi32>, %i: index)
+    -> memref<30xf32> {
+  %f = memory.collapse_shape %m [[0, 1]] : memref<3x10xf32> into memref<30xf32>
+  %v = memory.vector_load %f[%i] : memref<30xf32>, vector<16xf32>
+  %one = arith.constant dense<1.5> : vector<16xf32>
+  %w = arith.addf %v, %one : vector<16xf32>
+  memory.vector_store %w, %f[%i] : memref<30xf32>, vector<16xf32>
+  %rows = memory.subview %r[2, 0] [3, 8] [1, 1]
+      : memref<6x8xi32> to memref<3x8xi32, strided<[8, 1], offset: 16>>
+  %g = memory.collapse_shape %rows [[0, 1]]
+      : memref<3x8xi32, strided<[8, 1], offset: 16>> into memref<24xi32, strided<[1], offset: 16>>
+  %c = arith.constant 23 : index
+  %seven = arith.constant 7 : i32
+  memory.store %seven, %g[%c] : memref<24xi32, strided<[1], offset: 16>>
+  return %f : memref<30xf32>
+}
 func.func @arena(%src: memref<4x8xf32>, %flags: memref<8xi1>) -> (memref<4x8xf32>, i32, i1) {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
@@ -839,6 +855,23 @@ def test_memref_results_fresh_and_views(opt):
     w = _compiled(MEMORY, opt).window(mine, 1, 2)
     w[1, 1] = 1000                               # a view of the argument, not a copy
     assert mine[3, 3] == 1000 and mine[1, 1] == -5
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_collapsed_views_run_across_rows(opt):
+    """A collapse is the same memory, row-major: a vector of 16 from element 7 of a 3 x 10
+    buffer's collapse covers rows 0 to 2; a collapse of a window of whole rows starts at
+    the window (its offset kept)."""
+    m = np.arange(30, dtype=np.float32).reshape(3, 10)
+    r = np.zeros((6, 8), np.int32)
+    flat = both_memory("flat", m, r, 7, opt_level=opt)
+    want = np.arange(30, dtype=np.float32)
+    want[7:23] += 1.5
+    np.testing.assert_array_equal(flat, want)
+    mine, rows = m.copy(), r.copy()
+    _compiled(MEMORY, opt).flat(mine, rows, 7)
+    np.testing.assert_array_equal(mine.reshape(-1), want)     # through the collapse
+    assert rows[4, 7] == 7 and np.count_nonzero(rows) == 1
 
 
 @pytest.mark.parametrize("opt", [0, 2])

@@ -399,3 +399,35 @@ func.func @check_value(%ok: i1, %v: index, %s: memref<3xi64>) {
   "memory.check"(%ok, %v, %v, %s) <{code = 1 : i64, message = "bad"}> : (i1, index, index, memref<3xi64>) -> ()
   return
 }
+
+// -----
+
+func.func @collapse_not_contiguous(%m: memref<?x10xf32, strided<[20, 1]>>) {
+  // expected-error @+1 {{'memory.collapse_shape' op invalid source layout map or collapsing non-contiguous dims}}
+  %c = memory.collapse_shape %m [[0, 1]] : memref<?x10xf32, strided<[20, 1]>> into memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @collapse_layout(%m: memref<4x10x3xf32, strided<[60, 3, 1]>>) {
+  // expected-error @+1 {{'memory.collapse_shape' op expected collapsed type to be 'memref<4x30xf32, strided<[60, 1]>>' but found 'memref<4x30xf32>'}}
+  %c = memory.collapse_shape %m [[0], [1, 2]] : memref<4x10x3xf32, strided<[60, 3, 1]>> into memref<4x30xf32>
+  return
+}
+
+// -----
+
+func.func @collapse_size(%m: memref<4x10xf32>) {
+  // expected-error @+1 {{'memory.collapse_shape' op expected dimension 0 of collapsed type to be static value of 40}}
+  %c = memory.collapse_shape %m [[0, 1]] : memref<4x10xf32> into memref<41xf32>
+  return
+}
+
+// -----
+
+func.func @collapse_groups(%m: memref<4x10xf32>) {
+  // expected-error @+1 {{'memory.collapse_shape' op expected reassociation map #0 to be valid and contiguous.}}
+  %c = memory.collapse_shape %m [[1, 0]] : memref<4x10xf32> into memref<40xf32>
+  return
+}

@@ -130,6 +130,23 @@ func.func @subviews(%m: memref<?x8xf32>, %o0: index, %o1: index, %s0: index) {
   return
 }
 
+// A collapse merges groups of adjacent dims: the identity layout stays the identity, a
+// strided source keeps its offset and each group's innermost stride.
+// CHECK-LABEL: func.func @collapses(
+// CHECK-SAME:      %[[W:.*]]: memref<784x10xf32>, %[[D:.*]]: memref<4x?x8xf32>, %[[S:.*]]: memref<4x10x3xf32, strided<[60, 3, 1], offset: ?>>)
+// CHECK-NEXT:    memory.collapse_shape %[[W]] {{\[}}[0, 1]] : memref<784x10xf32> into memref<7840xf32>
+// CHECK-NEXT:    memory.collapse_shape %[[D]] {{\[}}[0], [1, 2]] : memref<4x?x8xf32> into memref<4x?xf32>
+// CHECK-NEXT:    memory.collapse_shape %[[S]] {{\[}}[0], [1, 2]] : memref<4x10x3xf32, strided<[60, 3, 1], offset: ?>> into memref<4x30xf32, strided<[60, 1], offset: ?>>
+// GENERIC-LABEL: sym_name = "collapses"
+// GENERIC:       "memory.collapse_shape"(%arg0) <{reassociation = {{\[}}[0, 1]]}> : (memref<784x10xf32>) -> memref<7840xf32>
+func.func @collapses(%w: memref<784x10xf32>, %d: memref<4x?x8xf32>,
+                     %s: memref<4x10x3xf32, strided<[60, 3, 1], offset: ?>>) {
+  %0 = memory.collapse_shape %w [[0, 1]] : memref<784x10xf32> into memref<7840xf32>
+  %1 = memory.collapse_shape %d [[0], [1, 2]] : memref<4x?x8xf32> into memref<4x?xf32>
+  %2 = memory.collapse_shape %s [[0], [1, 2]] : memref<4x10x3xf32, strided<[60, 3, 1], offset: ?>> into memref<4x30xf32, strided<[60, 1], offset: ?>>
+  return
+}
+
 // A subview of a strided window composes the layouts.
 // CHECK-LABEL: func.func @subview_of_subview(
 // CHECK:         memory.subview %{{.*}}[1, 1] [2, 2] [1, 2] : memref<4x6xf32, strided<[16, 2], offset: ?>> to memref<2x2xf32, strided<[16, 4], offset: ?>>
