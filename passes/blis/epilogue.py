@@ -59,7 +59,7 @@ from irkit.dialects.linalg import PARALLEL, GenericOp
 from irkit.dialects.linalg.named import FillOp
 from irkit.dialects.memory import AllocOp, DeallocOp, LoadOp, StoreOp, VectorLoadOp, \
     VectorStoreOp
-from irkit.dialects.memory.view import strides_and_offset
+from irkit.dialects.memory.view import collapsed_layout, strides_and_offset
 from irkit.dialects.vector import BroadcastOp
 from irkit.passes.blis.contraction import Contraction, Linear, linear
 
@@ -208,16 +208,66 @@ def vector_ok(ep: Epilogue, c: Contraction, along: list[int] | None = None) -> b
     return True
 
 
+def _runs_flat(buf: Value, forms: list[Linear], dn: int, dm: int, m: int) -> bool:
+    """Whether `buf`, read or written at `forms`, is indexed [..., n, m] by dims `dn` and
+    `dm` with M's extent `m` its last dim's size, neither dim elsewhere, and its last two
+    dims contiguous (one `memory.collapse_shape` makes them one run of n * m + m); or
+    independent of both."""
+    if not isinstance(buf.type, MemRefType):
+        return True
+    uses = [i for i, (coefs, _) in enumerate(forms) if dn in coefs or dm in coefs]
+    if not uses:
+        return True
+    t = buf.type
+    return t.rank >= 2 and uses == [t.rank - 2, t.rank - 1] and \
+        forms[-2] == ({dn: 1}, 0) and forms[-1] == ({dm: 1}, 0) and t.shape[-1] == m and \
+        collapsed_layout(t, flat_groups(t.rank))[1] and _lane_type(t.element)
+
+
+def flat_groups(rank: int) -> list[list[int]]:
+    """The reassociation that merges a buffer's last two dims (`flat_ok`)."""
+    return [[d] for d in range(rank - 2)] + [[rank - 2, rank - 1]]
+
+
+def flat_ok(ep: Epilogue, c: Contraction) -> bool:
+    """Whether the epilogue of a swapped contraction (C's last index runs along the nest's
+    M) can run on vectors of consecutive elements of C's last two dims, a tile spanning all
+    of M (`Blis.final_flat`): M one static dim, and C and every buffer the members load or
+    store either independent of M and N or indexed [..., n, m] with rows of exactly M
+    elements, contiguous (`_runs_flat`). The logistic regression's weight gradient,
+    `w[784, 10] -= lr * dw`: its tile of 10 x 32 is then 20 vectors of 16 floats where it
+    was 32 rows of 10 (a vector of 8 and one of 2 each, or 10 scalars)."""
+    m = c.static(c.m)
+    if not c.transposed or m is None or len(c.m) != 1 or len(c.n) != 1:
+        return False
+    dm, dn = c.m[0], c.n[0]
+    if not _runs_flat(c.c, c.c_forms, dn, dm, m):
+        return False
+    return all(_runs_flat(buf, forms, dn, dm, m)
+               for mem in ep.members
+               for buf, is_acc, forms in zip(mem.op.structured_operands(), mem.is_acc,
+                                             mem.forms) if not is_acc)
+
+
 def apply(ep: Epilogue, nest, b: Builder, value: Value, dims: dict, width: int,
-          along: int | None = None) -> None:
+          along: int | None = None, flat: tuple[dict, Value] | None = None) -> None:
     """The members at the point `dims` (contraction dim -> index; its N dim, or the dim
     `along`, the first of `width` consecutive positions), the accumulator's argument being
     `value` (a scalar, or a vector of `width`). `nest` is the `Blis` emitter (index
-    arithmetic at linear forms)."""
+    arithmetic at linear forms). `flat` ((buffer -> its collapse, flat index): `flat_ok`):
+    the `width` positions run along the collapsed last two dims of the buffers that have
+    them, from the flat index; `dims` then holds the batch dims only."""
     loc = nest.e.location
     lane_dim = nest.c.n[0] if along is None else along
     stored: dict[Value, Value] = {}
     splats: dict[Value, Value] = {}
+
+    def access(buf: Value, forms: list[Linear]) -> tuple[Value, list[Value], bool]:
+        """(the buffer to index, its indices, whether they run with the lanes)."""
+        if flat is not None and buf in flat[0]:
+            return flat[0][buf], [nest.at(b, f, dims) for f in forms[:-2]] + [flat[1]], True
+        return buf, [nest.at(b, f, dims) for f in forms], \
+            any(lane_dim in coefs for coefs, _ in forms)
 
     def vec(t):
         return t if width == 1 else VectorType((width,), t)
@@ -231,11 +281,11 @@ def apply(ep: Epilogue, nest, b: Builder, value: Value, dims: dict, width: int,
         return splats[v]
 
     def load(buf: Value, forms: list[Linear]) -> Value:
-        idx = [nest.at(b, f, dims) for f in forms]
-        if width > 1 and any(lane_dim in coefs for coefs, _ in forms):
-            return b.create(VectorLoadOp, buf, idx, result_types=[vec(buf.type.element)],
+        where, idx, lanes = access(buf, forms)
+        if width > 1 and lanes:
+            return b.create(VectorLoadOp, where, idx, result_types=[vec(buf.type.element)],
                             location=loc).result
-        return outside(b.create(LoadOp, buf, idx, location=loc).result)
+        return outside(b.create(LoadOp, where, idx, location=loc).result)
 
     for m in ep.members:
         body = m.op.body
@@ -258,6 +308,6 @@ def apply(ep: Epilogue, nest, b: Builder, value: Value, dims: dict, width: int,
         n_in = len(m.op.inputs)
         for buf, forms, y in zip(m.op.outputs, m.forms[n_in:], body.last.operands):
             v = mapping[y] if y in mapping else outside(y)
-            idx = [nest.at(b, f, dims) for f in forms]
-            b.create(VectorStoreOp if width > 1 else StoreOp, v, buf, idx, location=loc)
+            where, idx, _ = access(buf, forms)
+            b.create(VectorStoreOp if width > 1 else StoreOp, v, where, idx, location=loc)
             stored[buf] = v

@@ -34,7 +34,8 @@ from irkit.dialects.arith import CMPI_PREDICATES, materialize_constant
 from irkit.dialects.loop import ForOp, IfOp, ParallelOp, YieldOp
 from irkit.dialects.math import FmaOp
 from irkit.dialects.memory import (
-    AllocOp, DeallocOp, DimOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp,
+    AllocOp, CollapseShapeOp, DeallocOp, DimOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp,
+    reassociation_attr,
 )
 from irkit.dialects.vector import BroadcastOp, ShuffleOp
 from irkit.passes.blis import epilogue as epilogues
@@ -114,17 +115,23 @@ def vector_lanes(options, target: Target) -> int:
     return options.lanes or max(1, target.lanes(4))
 
 
-def schedule(options, static: tuple, target: Target, one_block: bool = False) -> Schedule:
+def schedule(options, static: tuple, target: Target, one_block: bool = False,
+             whole_m: bool = False) -> Schedule:
     """Sizes for a contraction with static flat (M, N, K) sizes (None when dynamic), on
     `target` (`irkit.target.of` the op); `options` is the pass (its fields override the
     cost model's choices). `one_block` (an
     epilogue is applied at the store): a static K in one block when it is at most
     `kc-epilogue` (its sums then need no accumulator buffer); a dynamic K in blocks of at
     least `kc-dynamic`, since the sums of earlier blocks wait in the f64 accumulator, a
-    round trip of C through memory (16 bytes an element) per block, none for one block."""
+    round trip of C through memory (16 bytes an element) per block, none for one block.
+    `whole_m`: a register tile of all of a static M's rows where one fits (the best such),
+    for a swapped contraction whose epilogue then runs flat (`epilogue.flat_ok`)."""
     lanes = vector_lanes(options, target)
     m, n, k = static
     mr, nv = register_tile(target.vector_registers, lanes, m, n)
+    if whole_m and m is not None:
+        mr, nv = next(((r, v) for r, v in register_tiles(target.vector_registers, lanes, m, n)
+                       if r == m), (mr, nv))
     mr = options.mr or mr
     nr = options.nr or nv * lanes
     if nr % lanes:
@@ -393,6 +400,12 @@ class Blis:
         self.ep = epilogue
         #: a row block's transposed tile (`final_by_columns`), set by `row_block`
         self.columns_scratch: Value | None = None
+        #: the tile spans all of M and its final store runs flat (`final_flat`), through
+        #: `collapsed` (buffer -> its last two dims merged), made by `emit`
+        n = c.static(c.n)
+        self.flat = self.by_columns() and s.mr == c.static(c.m) and n is not None and \
+            n % s.lanes == 0 and epilogues.flat_ok(epilogue, c)
+        self.collapsed: dict[Value, Value] = {}
         single_block = overwrite and c.static(c.k) == s.kc
         self.waits = (BUFFER if epilogue is None else BLOCKS) if not single_block else \
             NOWHERE if s.chunk >= s.kc else TILE
@@ -496,6 +509,8 @@ class Blis:
     def emit(self) -> None:
         c, s, e, top = self.c, self.s, self.e, self.top
         self.M, self.N, self.K = (self.flat_size(g) for g in (c.m, c.n, c.k))
+        if self.flat:
+            self.collapse_flat()
         per_image = self.per_image()
         self.threads = self.threads and not per_image        # one level of threads
         self.tiles, self.blocks = self.row_blocks()
@@ -1099,8 +1114,19 @@ class Blis:
     def add_tile(self, b: Builder, accs: list[Value], tile_acc: Value, add: bool) -> None:
         """The per-tile buffer (+)= a chunk's sums, all of it: no edges in a tile's own.
         `by_columns`, the buffer holds the tile column after column, as `final_by_columns`
-        reads it."""
+        reads it (`flat`: as one run, by whole vectors: nr is a multiple of the lanes)."""
         e, s, loc = self.e, self.s, self.e.location
+        if self.flat:                                   # the same run as `final_flat`'s
+            t = VectorType((s.lanes,), tile_acc.type.element)
+
+            def lanes(b2: Builder, f: Value, _) -> None:
+                x = self.widen(b2, b2.create(VectorLoadOp, self.columns_scratch, [f],
+                                             result_types=[self.vec], location=loc).result, t)
+                if add:
+                    x = self.plus_waiting(b2, x, t, tile_acc, [f], None)
+                b2.create(VectorStoreOp, x, tile_acc, [f], location=loc)
+            e.for_(b, 0, s.nr * s.mr, s.lanes, lanes)
+            return
         if self.columns_scratch is not None:            # transposed by `row_block`
             col_t = VectorType((s.mr,), tile_acc.type.element)
 
@@ -1186,6 +1212,9 @@ class Blis:
         the per-tile buffer, which holds columns too, and in C), through the epilogue (or
         into C). Element by element, C's rows innermost, the logistic regression's weight
         gradient spent a third of its time in its scalar epilogue."""
+        if self.flat:
+            self.final_flat(b, tile, waiting, into_c)
+            return
         _, _, m0, n0 = tile
         e, s, c, loc = self.e, self.s, self.c, self.e.location
         col_t = VectorType((s.mr,), c.c.type.element)
@@ -1202,6 +1231,52 @@ class Blis:
                 self.split(b2, e.add(b2, n0, j), c.n)
             epilogues.apply(self.ep, self, b2, x, dims, s.mr, along=c.m[0])
         e.for_(b, 0, self.valid(b, m0, n0)[1], 1, column)
+
+    def collapse_flat(self) -> None:
+        """`collapsed`: C and each buffer the epilogue indexes by M and N, its last two dims
+        merged (`memory.collapse_shape`), before the nest."""
+        c, loc = self.c, self.e.location
+        wanted = [c.c] + [buf for m in self.ep.members
+                          for buf, is_acc, forms in zip(m.op.structured_operands(), m.is_acc,
+                                                        m.forms)
+                          if not is_acc and any(c.m[0] in f[0] for f in forms)]
+        for buf in wanted:
+            if buf not in self.collapsed:
+                self.collapsed[buf] = self.top.create(
+                    CollapseShapeOp, buf, reassociation=reassociation_attr(
+                        epilogues.flat_groups(buf.type.rank)), location=loc).result
+
+    def final_flat(self, b: Builder, tile: tuple, waiting: list[tuple[Value, Value | None]],
+                   into_c: bool) -> None:
+        """`final_by_columns` where the tile spans all of M (`flat`): its valid columns,
+        `cols` x M elements of C from C[n0, 0] on, are one run in C and in each buffer the
+        epilogue indexes by M and N (`epilogue.flat_ok`), as they are in the transposed
+        tile. So the run goes by whole vectors (N, static, is whole vectors, so the valid
+        columns are, `flat`), each the transposed tile's sums, widened, plus what waits (the
+        per-tile buffer at the same place in the run; C, collapsed, at the run's place in
+        C), through the epilogue (or into C)."""
+        _, _, m0, n0 = tile
+        e, s, c, loc = self.e, self.s, self.c, self.e.location
+        count = e.mul(b, self.valid(b, m0, n0)[1], s.mr)
+        start = e.mul(b, n0, s.mr)
+        flat_c = self.collapsed[c.c]
+        batch = [self.at(b, f, self.ivs) for f in c.c_forms[:-2]]
+
+        def run(b2: Builder, f: Value, _) -> None:
+            at_c = batch + [e.v(e.add(b2, start, f))]
+            t = VectorType((s.lanes,), c.c.type.element)
+            x = b2.create(VectorLoadOp, self.columns_scratch, [f], result_types=[self.vec],
+                          location=loc).result
+            x = self.widen(b2, x, t)
+            for buffer, when in waiting:
+                x = self.plus_waiting(b2, x, t, flat_c if buffer is c.c else buffer,
+                                      at_c if buffer is c.c else [f], when)
+            if into_c:
+                b2.create(VectorStoreOp, x, flat_c, at_c, location=loc)
+                return
+            epilogues.apply(self.ep, self, b2, x, dict(self.ivs), s.lanes,
+                            flat=(self.collapsed, at_c[-1]))
+        e.for_(b, 0, count, s.lanes, run)
 
     def scratch_column(self, b: Builder, j: Value, t: VectorType) -> tuple[list, Value]:
         """([index], vector) of the transposed tile's column `j` in `columns_scratch`

@@ -499,6 +499,81 @@ def test_weight_gradient_swapped_with_its_update(m, n, k, threads):
     np.testing.assert_array_less(np.abs(w - want), 2.0**-21 * scale + 1e-30)
 
 
+def momentum_group(m: int, n: int) -> str:
+    """x^T @ dz as in `sgd_group`, its update reading only buffers laid out as w and a
+    scalar: w[i, j] -= 0.1 * trunc(acc[i, j]) + s[] * v[i, j], and v[i, j] = trunc(acc)."""
+    return f"""
+func.func @f(%x: memref<?x{m}xf32>, %d: memref<?x{n}xf32>, %s: memref<f32>,
+             %v: memref<{m}x{n}xf32>, %w: memref<{m}x{n}xf32>) {{
+  %zero = arith.constant 0.0 : f64
+  %lr = arith.constant 0.1 : f32
+  fusion.group {{kind = "epilogue", outer_dims = 2 : i64}} {{
+    %acc = memory.alloc() : memref<{m}x{n}xf64>
+    linalg.fill ins(%zero : f64) outs(%acc : memref<{m}x{n}xf64>)
+    linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                     affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                     affine_map<(d0, d1, d2) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel", "reduction"]}}
+        ins(%x, %d : memref<?x{m}xf32>, memref<?x{n}xf32>) outs(%acc : memref<{m}x{n}xf64>) {{
+    ^bb0(%p: f32, %q: f32, %t: f64):
+      %pq = arith.mulf %p, %q : f32
+      %e = arith.extf %pq : f32 to f64
+      %u = arith.addf %t, %e : f64
+      linalg.yield %u : f64
+    }}
+    linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> ()>,
+                                     affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d0, d1)>],
+                    iterator_types = ["parallel", "parallel"]}}
+        ins(%w, %acc, %s, %v : memref<{m}x{n}xf32>, memref<{m}x{n}xf64>, memref<f32>,
+            memref<{m}x{n}xf32>) outs(%w, %v : memref<{m}x{n}xf32>, memref<{m}x{n}xf32>) {{
+    ^bb0(%old: f32, %g: f64, %sc: f32, %vo: f32, %o: f32, %vn: f32):
+      %gt = arith.truncf %g : f64 to f32
+      %step = arith.mulf %gt, %lr : f32
+      %mom = arith.mulf %sc, %vo : f32
+      %all = arith.addf %step, %mom : f32
+      %new = arith.subf %old, %all : f32
+      linalg.yield %new, %gt : f32, f32
+    }}
+    memory.dealloc %acc : memref<{m}x{n}xf64>
+  }}
+  return
+}}"""
+
+
+@pytest.mark.parametrize("m, n", [(64, 10), (48, 10), (48, 6), (16, 3)])
+@pytest.mark.parametrize("k", [1, 16, 70, 300])
+@pytest.mark.parametrize("lanes, threads", [(8, 1), (16, 2)])
+def test_weight_gradient_update_runs_flat(m, n, k, lanes, threads):
+    """Where every buffer of the update is laid out as w (rows of exactly N, the swapped M)
+    or is a scalar, a tile spans all of N and its update runs over consecutive elements of
+    the collapsed buffers (`final_flat`): M = 48 at N = 10 ends in a partial column tile
+    (16 of 32 columns); K against chunk 16 and blocks of 32 as in the test above."""
+    options = dict(lanes=lanes, chunk=16, kc_dynamic=32)
+    ir = str(transformed(momentum_group(m, n), **options))
+    assert swapped_ir(ir)
+    assert f"memref<{m}x{n}xf32> into memref<{m * n}xf32>" in ir
+    assert not re.search(rf"vector<{n}xf", ir)             # no vector per column of C
+    f = jit(momentum_group(m, n), threads=threads, **options)
+    rng = np.random.default_rng(m + n + k)
+    x = rng.standard_normal((k, m)).astype(np.float32)
+    d = rng.standard_normal((k, n)).astype(np.float32)
+    s = np.array(0.9, np.float32)
+    v0 = rng.standard_normal((m, n)).astype(np.float32)
+    w0 = rng.standard_normal((m, n)).astype(np.float32)
+    v, w = v0.copy(), w0.copy()
+    f(x, d, s, v, w)
+    g = x.T.astype(np.float64) @ d.astype(np.float64)
+    want = w0 - (0.1 * g + 0.9 * v0.astype(np.float64))
+    scale = np.abs(w0) + 0.1 * (np.abs(x.T).astype(np.float64) @ np.abs(d)) + np.abs(v0)
+    np.testing.assert_array_less(np.abs(w - want), 2.0**-21 * scale + 1e-30)
+    np.testing.assert_array_less(np.abs(v - g), 2.0**-22 * (np.abs(x.T).astype(np.float64)
+                                                             @ np.abs(d)) + 1e-30)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_dot_products_with_an_epilogue(threads):
     """The epilogue run element by element at each dot product's store (M dynamic, rows

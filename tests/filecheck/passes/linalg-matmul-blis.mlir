@@ -6,6 +6,7 @@
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=32 dot=false}' | FileCheck %s --check-prefix=BAL
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=32 row-blocks=1 direct-a=false dot=false}' | FileCheck %s --check-prefix=FEW
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{lanes=8 min-flops=0}' | FileCheck %s --check-prefix=SKINNY
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{lanes=8 min-flops=0 mr=5 nr=32}' | FileCheck %s --check-prefix=BYCOL
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{lanes=8 min-flops=0 dot=false transpose=false}' | FileCheck %s --check-prefix=NTILE
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 kc-dynamic=64 direct-b-tiles=0}' | FileCheck %s --check-prefix=DYN
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=4 nc=32 chunk=16 min-flops=0 direct-b-tiles=4}' | FileCheck %s --check-prefix=XW
@@ -536,30 +537,58 @@ func.func @skinny_grad(%x: memref<?x64xf32>, %d: memref<?x10xf32>, %c: memref<64
 }
 
 // The same weight gradient with SGD's update at its store, from the f64 accumulator of a
-// dynamic K (the batch). C's rows run along the swapped M, so a tile's column is 5 of C's
-// consecutive elements: once per chunk, the tile is transposed in registers, per 8 columns
-// its 5 row vectors laid end to end and interleaved by one shuffle into a scratch of the
-// tile's columns (float32); then each column is one vector<5>, widened, plus what waits (in
+// dynamic K (the batch). C's rows run along the swapped M, so a tile's column is mr of C's
+// consecutive elements. With mr = 5 (BYCOL), half of M: once per chunk, the tile is
+// transposed in registers, per 8 columns its 5 row vectors laid end to end and interleaved
+// by one shuffle into a scratch of the tile's columns (float32); then each column is one vector<5>, widened, plus what waits (in
 // the per-tile buffer, kept by columns too, and in C), through the update. Nothing is
 // stored element by element.
+// BYCOL-LABEL: func.func @skinny_grad_sgd(
+// BYCOL-SAME:      %[[X:[^:]*]]: memref<?x64xf32>, %[[D:[^:]*]]: memref<?x10xf32>, %[[W:[^:]*]]: memref<64x10xf32>
+// BYCOL:           %[[ACC:.*]] = memory.alloc() : memref<64x10xf64>
+// BYCOL:           %[[COLS:[^ ]*]] = memory.alloc() : memref<160xf32>
+// BYCOL-NEXT:      %[[BUF:[^ ]*]] = memory.alloc() : memref<160xf64>
+// BYCOL:           %[[ROWS:[^ ]*]] = vector.shuffle {{.*}} : vector<32xf32>, vector<8xf32>
+// BYCOL-NEXT:      %[[T:[^ ]*]] = vector.shuffle %[[ROWS]], %[[ROWS]] [0, 8, 16, 24, 32, 1, 9, {{.*}}, 31, 39] : vector<40xf32>, vector<40xf32>
+// BYCOL-NEXT:      memory.vector_store %[[T]], %[[COLS]][%{{[^]]*}}] : memref<160xf32>, vector<40xf32>
+// BYCOL:           loop.for %[[J:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step
+// BYCOL-NEXT:        %[[AT:[^ ]*]] = arith.muli %[[J]], %{{[^ ]*}} : index
+// BYCOL-NEXT:        %[[G:[^ ]*]] = memory.vector_load %[[COLS]][%[[AT]]] : memref<160xf32>, vector<5xf32>
+// BYCOL-NEXT:        arith.extf %[[G]] : vector<5xf32> to vector<5xf64>
+// BYCOL:               memory.vector_load %[[BUF]][%[[AT]]] : memref<160xf64>, vector<5xf64>
+// BYCOL:               memory.vector_load %[[ACC]][{{.*}}] : memref<64x10xf64>, vector<5xf64>
+// BYCOL:             %[[OLD:[^ ]*]] = memory.vector_load %[[W]][%[[I:[^,]*]], %[[M0:[0-9a-z_%]*]]] : memref<64x10xf32>, vector<5xf32>
+// BYCOL-NEXT:        arith.truncf %{{[^ ]*}} : vector<5xf64> to vector<5xf32>
+// BYCOL:             %[[NEW:[^ ]*]] = arith.subf %[[OLD]], %{{[^ ]*}} : vector<5xf32>
+// BYCOL-NEXT:        memory.vector_store %[[NEW]], %[[W]][%[[I]], %[[M0]]] : memref<64x10xf32>, vector<5xf32>
+// BYCOL-NOT:       memory.store {{.*}} %[[W]]
+// BYCOL:           memory.dealloc %[[COLS]] : memref<160xf32>
+// BYCOL:         return
+// The same with the default tile, 10 x 16: it spans all of M, so its 16 columns are 160
+// consecutive elements of C and of w (rows of exactly 10), and of the transposed tile. Both
+// are collapsed to one dim before the nest, and the update runs over the run by whole vectors
+// of 8 (none left over: 160 is 20 of them), where by columns it took two vectors per column.
 // SKINNY-LABEL: func.func @skinny_grad_sgd(
 // SKINNY-SAME:      %[[X:[^:]*]]: memref<?x64xf32>, %[[D:[^:]*]]: memref<?x10xf32>, %[[W:[^:]*]]: memref<64x10xf32>
 // SKINNY:           %[[ACC:.*]] = memory.alloc() : memref<64x10xf64>
+// SKINNY:           %[[FACC:.*]] = memory.collapse_shape %[[ACC]] {{\[}}[0, 1]] : memref<64x10xf64> into memref<640xf64>
+// SKINNY-NEXT:      %[[FW:.*]] = memory.collapse_shape %[[W]] {{\[}}[0, 1]] : memref<64x10xf32> into memref<640xf32>
 // SKINNY:           %[[COLS:[^ ]*]] = memory.alloc() : memref<160xf32>
 // SKINNY-NEXT:      %[[BUF:[^ ]*]] = memory.alloc() : memref<160xf64>
-// SKINNY:           %[[ROWS:[^ ]*]] = vector.shuffle {{.*}} : vector<32xf32>, vector<8xf32>
-// SKINNY-NEXT:      %[[T:[^ ]*]] = vector.shuffle %[[ROWS]], %[[ROWS]] [0, 8, 16, 24, 32, 1, 9, {{.*}}, 31, 39] : vector<40xf32>, vector<40xf32>
-// SKINNY-NEXT:      memory.vector_store %[[T]], %[[COLS]][%{{[^]]*}}] : memref<160xf32>, vector<40xf32>
-// SKINNY:           loop.for %[[J:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step
-// SKINNY-NEXT:        %[[AT:[^ ]*]] = arith.muli %[[J]], %{{[^ ]*}} : index
-// SKINNY-NEXT:        %[[G:[^ ]*]] = memory.vector_load %[[COLS]][%[[AT]]] : memref<160xf32>, vector<5xf32>
-// SKINNY-NEXT:        arith.extf %[[G]] : vector<5xf32> to vector<5xf64>
-// SKINNY:               memory.vector_load %[[BUF]][%[[AT]]] : memref<160xf64>, vector<5xf64>
-// SKINNY:               memory.vector_load %[[ACC]][{{.*}}] : memref<64x10xf64>, vector<5xf64>
-// SKINNY:             %[[OLD:[^ ]*]] = memory.vector_load %[[W]][%[[I:[^,]*]], %[[M0:[0-9a-z_%]*]]] : memref<64x10xf32>, vector<5xf32>
-// SKINNY-NEXT:        arith.truncf %{{[^ ]*}} : vector<5xf64> to vector<5xf32>
-// SKINNY:             %[[NEW:[^ ]*]] = arith.subf %[[OLD]], %{{[^ ]*}} : vector<5xf32>
-// SKINNY-NEXT:        memory.vector_store %[[NEW]], %[[W]][%[[I]], %[[M0]]] : memref<64x10xf32>, vector<5xf32>
+// SKINNY:           %[[T:[^ ]*]] = vector.shuffle %{{[^ ]*}}, %{{[^ ]*}} [0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 1, 9, {{.*}}, 71, 79] : vector<80xf32>, vector<80xf32>
+// SKINNY-NEXT:      memory.vector_store %[[T]], %[[COLS]][%{{[^]]*}}] : memref<160xf32>, vector<80xf32>
+// SKINNY:           %[[START:[^ ]*]] = arith.muli %{{[^ ]*}}, %{{[^ ]*}} : index
+// SKINNY-NEXT:      loop.for %[[F:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step
+// SKINNY-NEXT:        %[[AT:[^ ]*]] = arith.addi %[[START]], %[[F]] : index
+// SKINNY-NEXT:        %[[G:[^ ]*]] = memory.vector_load %[[COLS]][%[[F]]] : memref<160xf32>, vector<8xf32>
+// SKINNY-NEXT:        arith.extf %[[G]] : vector<8xf32> to vector<8xf64>
+// SKINNY:               memory.vector_load %[[BUF]][%[[F]]] : memref<160xf64>, vector<8xf64>
+// SKINNY:               memory.vector_load %[[FACC]][%[[AT]]] : memref<640xf64>, vector<8xf64>
+// SKINNY:             %[[OLD:[^ ]*]] = memory.vector_load %[[FW]][%[[AT]]] : memref<640xf32>, vector<8xf32>
+// SKINNY-NEXT:        arith.truncf %{{[^ ]*}} : vector<8xf64> to vector<8xf32>
+// SKINNY:             %[[NEW:[^ ]*]] = arith.subf %[[OLD]], %{{[^ ]*}} : vector<8xf32>
+// SKINNY-NEXT:        memory.vector_store %[[NEW]], %[[FW]][%[[AT]]] : memref<640xf32>, vector<8xf32>
+// SKINNY-NOT:       memory.load %[[COLS]]
 // SKINNY-NOT:       memory.store {{.*}} %[[W]]
 // SKINNY:           memory.dealloc %[[COLS]] : memref<160xf32>
 // SKINNY:         return
