@@ -32,7 +32,6 @@ import llvmlite.ir as ir
 
 from irkit.attributes import IntegerAttr
 from irkit.types import MemRefType
-from irkit.dialects.memory import reassociation_lists
 from irkit.backends.llvm_lowering import FunctionLowering, emit_loop_nest, lowers
 from irkit.backends.llvm_types import (
     ALIGNED, ALLOCATED, I1, I8, I64, OFFSET, PTR, SIZES, STRIDES, VOID, byte_size, element_of,
@@ -255,7 +254,9 @@ def _collapse_shape(lw: FunctionLowering, op, args):
     src = _memref(lw, args[0], op.operands[0].type)
     b = lw.builder
     sizes, strides = [], []
-    for group in reassociation_lists(op.properties["reassociation"]):
+    # (the groups read here, not by the memory dialect's helper: a warm start from the
+    # compile cache imports this module but not that dialect, test_compile_cache.py)
+    for group in [[i.value for i in g] for g in op.properties["reassociation"]]:
         size = src.size(group[0])
         for k in group[1:]:
             size = _mul(b, size, src.size(k))
