@@ -237,6 +237,94 @@ def test_random_subviews_are_numpy_views(case):
             assert np.shares_memory(view, base)
 
 
+# ----- collapses (hypothesis) -------------------------------------------------------------------
+
+
+@st.composite
+def collapse_cases(draw):
+    """A shape (rank 1-4, some sizes `?`), the rows of a bigger buffer it is a window of
+    (from row `start`, every `step`-th: strided where either is not 1), the places where
+    the collapse's groups may end (it must also end wherever the window's type does not
+    show two dims contiguous), and a flat index."""
+    rank = draw(st.integers(1, 4))
+    shape = draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
+    dynamic = draw(st.lists(st.sampled_from([False] * 3 + [True]), min_size=rank,
+                            max_size=rank))
+    start, step = draw(st.integers(0, 2)), draw(st.sampled_from([1, 1, 2]))
+    cuts = draw(st.sets(st.integers(1, rank - 1), max_size=1)) if rank > 1 else set()
+    flat = draw(st.integers(0, int(np.prod(shape)) - 1))
+    return shape, dynamic, start, step, cuts, flat
+
+
+def test_collapse_result_types():
+    """The types a collapse infers: the identity stays the identity; a strided source keeps
+    its offset and each group's innermost stride."""
+    from irkit.dialects.memory import collapsed_layout, collapsed_shape
+    t = parse_type("memref<2x?x3x4xf32, strided<[?, 12, 4, 1], offset: 7>>")
+    assert collapsed_shape(t.shape, [[0], [1, 2, 3]]) == [2, None]
+    layout, ok = collapsed_layout(t, [[0], [1, 2, 3]])
+    assert ok and str(layout) == "strided<[?, 1], offset: 7>"
+    assert not collapsed_layout(t, [[0, 1], [2, 3]])[1]        # ? != 12 * ?: not provable
+    assert collapsed_layout(parse_type("memref<4x5xf32>"), [[0, 1]]) == (None, True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(collapse_cases())
+def test_random_collapses_are_row_major_views(case):
+    """A collapse of a window of rows of a buffer, read and written at the point of its
+    shape that row-major order numbers `flat`, and measured: the IR round-trips, the
+    element is the window's at that number, the collapsed sizes are the groups' products,
+    and the compiled function does what the interpreter does."""
+    from irkit.backends.llvm_cpu import compile_module
+    from irkit.dialects.memory import collapsed_layout, collapsed_shape
+    shape, dynamic, start, step, cuts, flat = case
+    rank = len(shape)
+    rows = start + (shape[0] - 1) * step + 1
+    big_t = MemRefType([rows] + [None if d else n for n, d in zip(shape[1:], dynamic[1:])], F32)
+    window_t = subview_type(big_t, [start] + [0] * (rank - 1),
+                            [None if d else n for n, d in zip(shape, dynamic)],
+                            [step] + [1] * (rank - 1))
+    strides, _ = strides_and_offset(window_t)
+    cuts |= {d for d in range(1, rank) if None in (strides[d - 1], strides[d], window_t.shape[d])
+             or strides[d - 1] != strides[d] * window_t.shape[d]}
+    bounds = [0] + sorted(cuts) + [rank]
+    groups = [list(range(a, b)) for a, b in zip(bounds, bounds[1:])]
+    layout, contiguous = collapsed_layout(window_t, groups)
+    assert contiguous
+    res_t = MemRefType(collapsed_shape(window_t.shape, groups), F32, layout)
+    sizes = ", ".join(f"%n{d}" if dyn else str(n) for d, (n, dyn) in enumerate(zip(shape,
+                                                                                  dynamic)))
+    at = ", ".join(f"%i{g}" for g in range(len(groups)))
+    m = module(f"""
+    func.func @f(%m: {big_t}{"".join(f", %n{d}: index" for d in range(rank) if dynamic[d])},
+                 {", ".join(f"%i{g}: index" for g in range(len(groups)))}, %x: f32)
+        -> (f32, index) {{
+      %w = memory.subview %m[{", ".join([str(start)] + ["0"] * (rank - 1))}] [{sizes}]
+          [{", ".join([str(step)] + ["1"] * (rank - 1))}] : {big_t} to {window_t}
+      %c = memory.collapse_shape %w {groups} : {window_t} into {res_t}
+      %old = memory.load %c[{at}] : {res_t}
+      memory.store %x, %c[{at}] : {res_t}
+      %size = memory.dim %c, {len(groups) - 1} : {res_t}
+      return %old, %size : f32, index
+    }}""")
+    round_trips(m)
+    collapsed = [int(np.prod([shape[d] for d in g])) for g in groups]
+    at = [int(j) for j in np.unravel_index(flat, collapsed)]
+    point = tuple(int(j) for j in np.unravel_index(flat, shape))
+    base = np.arange(rows * int(np.prod(shape[1:])), dtype=np.float32).reshape(
+        [rows] + shape[1:])
+    want = base.copy()
+    window = want[start::step]
+    expect = window[point]
+    window[point] = -1.0
+    args = [n for n, d in zip(shape, dynamic) if d] + at + [np.float32(-1.0)]
+    for run in (lambda a: interpret(m, "f", a, *args),
+                lambda a: compile_module(m, 2).f(a, *args)):
+        got = base.copy()
+        assert run(got) == (expect, collapsed[-1])
+        np.testing.assert_array_equal(got, want)
+
+
 def test_store_through_subview_is_seen_in_base():
     m = module("""
     func.func @f(%m: memref<4x6xf32>, %x: f32, %i: index) {
