@@ -130,24 +130,23 @@ func.func @row_max(%a: memref<?xf32>, %init: f32) -> f32 {
 }
 
 // A 2 x 2 max-pool window: the input column 2x + kx steps by 2 along the lanes. Each load
-// is one contiguous load from lane 0's element to the last lane's (7 floats for 4 lanes,
+// is one contiguous load from lane 0's element to the last lane's (11 floats for 6 lanes,
 // nothing past what the scalar loop reads) and a shuffle of every second one. The 6
-// columns are 4 lanes and a remainder of 2, vectorized again (3 floats, 2 picked).
+// columns, fewer than 8, are one vector of 6 lanes: no remainder.
 
 // CHECK-LABEL: func.func @pool(
 // CHECK:         loop.parallel (%[[Y:[^,]*]], %[[X:[^)]*]]) = {{.*}} step (%{{.*}}, %{{.*}}) {
 // CHECK:           %[[X2:.*]] = arith.muli %[[X]], %{{.*}} : index
-// CHECK:           loop.for %[[KY:[^ ]*]] = {{.*}} -> (vector<4xf32>) {
-// CHECK:             loop.for %[[KX:[^ ]*]] = {{.*}} -> (vector<4xf32>) {
+// CHECK:           loop.for %[[KY:[^ ]*]] = {{.*}} -> (vector<6xf32>) {
+// CHECK:             loop.for %[[KX:[^ ]*]] = {{.*}} -> (vector<6xf32>) {
 // CHECK-NEXT:          %[[COL:.*]] = arith.addi %[[X2]], %[[KX]] : index
-// CHECK-NEXT:          %[[W:.*]] = memory.vector_load %arg0[%{{.*}}, %[[COL]]] : memref<4x12xf32>, vector<7xf32>
-// CHECK-NEXT:          %[[E:.*]] = vector.shuffle %[[W]], %[[W]] [0, 2, 4, 6] : vector<7xf32>, vector<7xf32>
-// CHECK-NEXT:          arith.maximumf %{{.*}}, %[[E]] : vector<4xf32>
-// CHECK:         memory.vector_store %{{.*}}, %arg1[%[[Y]], %[[X]]] : memref<2x6xf32>, vector<4xf32>
-// CHECK:         loop.parallel
-// CHECK:           memory.vector_load %arg0[%{{.*}}, %{{.*}}] : memref<4x12xf32>, vector<3xf32>
-// CHECK-NEXT:      vector.shuffle %{{.*}}, %{{.*}} [0, 2] : vector<3xf32>, vector<3xf32>
+// CHECK-NEXT:          %[[W:.*]] = memory.vector_load %arg0[%{{.*}}, %[[COL]]] : memref<4x12xf32>, vector<11xf32>
+// CHECK-NEXT:          %[[E:.*]] = vector.shuffle %[[W]], %[[W]] [0, 2, 4, 6, 8, 10] : vector<11xf32>, vector<11xf32>
+// CHECK-NEXT:          arith.maximumf %{{.*}}, %[[E]] : vector<6xf32>
+// CHECK:         memory.vector_store %{{.*}}, %arg1[%[[Y]], %[[X]]] : memref<2x6xf32>, vector<6xf32>
+// CHECK-NOT:     loop.parallel
 // CHECK-NOT:     loop_vectorize.missed
+// CHECK:         return
 func.func @pool(%in: memref<4x12xf32>, %out: memref<2x6xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -274,7 +273,7 @@ func.func @column(%a: memref<64x64xf32>, %out: memref<64xf32>) {
 // in C and B and the k loop is inside it. The k loop carries 8 sums of j lanes (f64, as
 // the emitter accumulates): A[i, k] is a scalar load and a broadcast, B[k, j:j+8] one
 // vector load; no lane's sum is reordered. 20 columns: 16 in vectors of 8, and the static
-// remainder of 4 in one vector of 4 (the next narrower width), nothing left scalar.
+// remainder of 4 in one vector of 4, nothing left scalar.
 
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME:      %[[A:[^:]*]]: memref<?x32xf32>, %[[B:[^:]*]]: memref<32x20xf32>, %[[C:[^:]*]]: memref<?x20xf64>)
@@ -316,6 +315,33 @@ func.func @matmul(%a: memref<?x32xf32>, %b: memref<32x20xf32>, %c: memref<?x20xf
       loop.yield %n : f64
     }
     memory.store %s, %c[%i, %j] : memref<?x20xf64>
+  }
+  return
+}
+
+// A static remainder is one vector of exactly what is left, whatever its count: rows of 14
+// are a vector of 8 and one of 6 (LLVM widens the 6 lanes to a register and splits only
+// the loads and stores), not 8, 4 and 2, each running the body again.
+// CHECK-LABEL: func.func @row_of_fourteen(
+// CHECK:         loop.parallel ({{.*}}) step (%{{.*}}, %[[C8:[^)]*]]) {
+// CHECK:           arith.mulf %{{.*}} : vector<8xf32>
+// CHECK:         loop.parallel ({{.*}}) step (%{{.*}}, %[[C6:[^)]*]]) {
+// CHECK:           %[[V:.*]] = memory.vector_load %{{.*}} : memref<?x14xf32>, vector<6xf32>
+// CHECK:           arith.mulf %[[V]], %{{.*}} : vector<6xf32>
+// CHECK-NOT:     vector<4xf32>
+// CHECK-NOT:     vector<2xf32>
+// CHECK-NOT:     loop.parallel
+// CHECK:         return
+func.func @row_of_fourteen(%a: memref<?x14xf32>, %b: memref<?x14xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c14 = arith.constant 14 : index
+  %two = arith.constant 2.0 : f32
+  %n = memory.dim %a, 0 : memref<?x14xf32>
+  loop.parallel (%i, %j) = (%c0, %c0) to (%n, %c14) step (%c1, %c1) {
+    %x = memory.load %a[%i, %j] : memref<?x14xf32>
+    %y = arith.mulf %x, %two : f32
+    memory.store %y, %b[%i, %j] : memref<?x14xf32>
   }
   return
 }
