@@ -211,8 +211,8 @@ def vector_ok(ep: Epilogue, c: Contraction, along: list[int] | None = None) -> b
 def _runs_flat(buf: Value, forms: list[Linear], dn: int, dm: int, m: int) -> bool:
     """Whether `buf`, read or written at `forms`, is indexed [..., n, m] by dims `dn` and
     `dm` with M's extent `m` its last dim's size, neither dim elsewhere, and its last two
-    dims contiguous (one `memory.collapse_shape` makes them one run of n * m + m); or
-    independent of both."""
+    dims contiguous (one `memory.collapse_shape` makes them one run: element (n, m) at
+    n * M + m); or independent of both."""
     if not isinstance(buf.type, MemRefType):
         return True
     uses = [i for i, (coefs, _) in enumerate(forms) if dn in coefs or dm in coefs]
@@ -235,8 +235,8 @@ def flat_ok(ep: Epilogue, c: Contraction) -> bool:
     of M (`Blis.final_flat`): M one static dim, and C and every buffer the members load or
     store either independent of M and N or indexed [..., n, m] with rows of exactly M
     elements, contiguous (`_runs_flat`). The logistic regression's weight gradient,
-    `w[784, 10] -= lr * dw`: its tile of 10 x 32 is then 20 vectors of 16 floats where it
-    was 32 rows of 10 (a vector of 8 and one of 2 each, or 10 scalars)."""
+    `w[784, 10] -= lr * dw`: its tile of 10 x 32 is then 20 vectors of 16 floats, where a
+    tile of 5 x 64 had been 64 vectors of 5 (each split by LLVM into 4 and 1)."""
     m = c.static(c.m)
     if not c.transposed or m is None or len(c.m) != 1 or len(c.n) != 1:
         return False
