@@ -14,7 +14,8 @@ the dialect's home stays about allocation and effects. This module holds:
   with its custom-syntax piece for mixed static / dynamic lists.
 - Reassociations (the groups of a reshape), shared with the tensor dialect's reshapes:
   `ReassociationAttr`, `parse_reassociation`, `reassociation_lists` / `reassociation_attr`,
-  `collapsed_shape` and `verify_reassociation` (MLIR's messages).
+  `collapsed_shape`, `verify_reassociation` (MLIR's messages), and the custom syntax
+  (`parse_collapse`, `print_reshape`).
 - `memory.collapse_shape`: groups of adjacent dims merged, contiguous by type
   (`memref.collapse_shape`; `collapsed_layout` its result's layout).
 - `memory.dim`: the size of one dimension, folded to the size operand of the alloc, arena,
@@ -195,6 +196,27 @@ def verify_reassociation(op, groups: list[list[int]], expanded, collapsed) -> No
         elif collapsed.shape[k] != want:
             raise op.error(f"expected dimension {k} of collapsed type to be static value of "
                            f"{want}")
+
+
+def parse_collapse(cls, p, parse_shaped):
+    """`%src [[0, 1], ...] {attrs} : T into U`, a collapse_shape of either dialect, its
+    types read by `parse_shaped` (a memref's or a tensor's)."""
+    src = p.parse_operand_ref()
+    reassociation = parse_reassociation(p)
+    attrs = p.parse_optional_attr_dict()
+    p.expect(":")
+    s = parse_shaped(p)
+    p.expect("into")
+    t = parse_shaped(p)
+    return cls.build(p.resolve(src, s), result_types=[t], attributes=attrs,
+                     reassociation=reassociation)
+
+
+def print_reshape(p, op, extra: str = "") -> None:
+    """The custom form of a reshape of either dialect: its source, groups and `extra`."""
+    p.write(f" {p.value(op.src)} {op.reassociation.format()}{extra}")
+    p.attr_dict(op, elided=("reassociation", "static_output_shape"))
+    p.write(f" : {op.src.type} into {op.result.type}")
 
 
 def collapsed_layout(source: MemRefType, groups: Sequence[Sequence[int]]):
@@ -548,20 +570,10 @@ class CollapseShapeOp(Op):
 
     @classmethod
     def parse(cls, p, num_results):
-        src = p.parse_operand_ref()
-        reassociation = parse_reassociation(p)
-        attrs = p.parse_optional_attr_dict()
-        p.expect(":")
-        s = parse_memref_type(p)
-        p.expect("into")
-        t = parse_memref_type(p)
-        return cls.build(p.resolve(src, s), result_types=[t], attributes=attrs,
-                         reassociation=reassociation)
+        return parse_collapse(cls, p, parse_memref_type)
 
     def print(self, p):
-        p.write(f" {p.value(self.src)} {self.reassociation.format()}")
-        p.attr_dict(self, elided=("reassociation",))
-        p.write(f" : {self.src.type} into {self.result.type}")
+        print_reshape(p, self)
 
     def evaluate(self, src):
         shape = collapsed_shape(src.shape, reassociation_lists(self.reassociation))

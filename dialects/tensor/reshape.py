@@ -25,8 +25,8 @@ from irkit.ir import Value
 from irkit.opdef import DenseI64Array, Index, Op, Operand, Prop, Pure, Result, VarOperand
 from irkit.types import RankedTensorType
 from irkit.dialects.memory import (
-    ReassociationAttr, collapsed_shape, parse_reassociation, reassociation_attr,
-    reassociation_lists, verify_reassociation,
+    ReassociationAttr, collapsed_shape, parse_collapse, parse_reassociation, print_reshape,
+    reassociation_attr, reassociation_lists, verify_reassociation,
 )
 from irkit.dialects.tensor import tensor
 from irkit.dialects.tensor.base import (
@@ -67,12 +67,6 @@ def _reshape_constant(operand, t: RankedTensorType) -> list | None:
     if not isinstance(operand, DenseElementsAttr) or not t.has_static_shape:
         return None
     return [DenseElementsAttr(t, operand.array.reshape(t.shape))]
-
-
-def _print_reshape(p, op, extra: str = "") -> None:
-    p.write(f" {p.value(op.src)} {op.reassociation.format()}{extra}")
-    p.attr_dict(op, elided=("reassociation", "static_output_shape"))
-    p.write(f" : {op.src.type} into {op.result.type}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,18 +116,10 @@ class CollapseShapeOp(Op):
 
     @classmethod
     def parse(cls, p, num_results):
-        src = p.parse_operand_ref()
-        reassociation = parse_reassociation(p)
-        attrs = p.parse_optional_attr_dict()
-        p.expect(":")
-        s = parse_tensor_type(p)
-        p.expect("into")
-        t = parse_tensor_type(p)
-        return cls.build(p.resolve(src, s), result_types=[t], attributes=attrs,
-                         reassociation=reassociation)
+        return parse_collapse(cls, p, parse_tensor_type)
 
     def print(self, p):
-        _print_reshape(p, self)
+        print_reshape(p, self)
 
     def evaluate(self, src):
         groups = reassociation_lists(self.reassociation)
@@ -237,7 +223,7 @@ class ExpandShapeOp(Op):
                          static_output_shape=split_mixed(static)[0])
 
     def print(self, p):
-        _print_reshape(p, self, f" output_shape {format_mixed(p, self.mixed_output_shape())}")
+        print_reshape(p, self, f" output_shape {format_mixed(p, self.mixed_output_shape())}")
 
     def evaluate(self, src, *dynamic):
         it = iter(int(v) for v in dynamic)

@@ -423,13 +423,13 @@ def test_weight_gradient_swapped(m, k, threads):
     check(c, a, b, c0, 2.0**-21)
 
 
-def sgd_group(m: int, n: int) -> str:
-    """A weight gradient x^T @ dz (K, the batch, dynamic) into an f64 accumulator, with an
-    update at its store: w[i, j] -= 0.1 * trunc(acc[i, j]) - cj[j] * ri[i] (a value per
-    swapped M position, loaded as a vector, and one per swapped N position, broadcast)."""
+def weight_gradient_group(m: int, n: int, params: str, update: str) -> str:
+    """A function of x (K x m), dz (K x n), `params` and w (m x n), K dynamic: x^T @ dz
+    into an f64 accumulator and the `update` generic after it, in one epilogue group (what
+    `sgd_group` and `momentum_group` share)."""
     return f"""
-func.func @f(%x: memref<?x{m}xf32>, %d: memref<?x{n}xf32>, %cj: memref<{n}xf32>,
-             %ri: memref<{m}xf32>, %w: memref<{m}x{n}xf32>) {{
+func.func @f(%x: memref<?x{m}xf32>, %d: memref<?x{n}xf32>, {params},
+             %w: memref<{m}x{n}xf32>) {{
   %zero = arith.constant 0.0 : f64
   %lr = arith.constant 0.1 : f32
   fusion.group {{kind = "epilogue", outer_dims = 2 : i64}} {{
@@ -446,6 +446,18 @@ func.func @f(%x: memref<?x{m}xf32>, %d: memref<?x{n}xf32>, %cj: memref<{n}xf32>,
       %u = arith.addf %s, %e : f64
       linalg.yield %u : f64
     }}
+{update}
+    memory.dealloc %acc : memref<{m}x{n}xf64>
+  }}
+  return
+}}"""
+
+
+def sgd_group(m: int, n: int) -> str:
+    """A weight gradient x^T @ dz (K, the batch, dynamic) into an f64 accumulator, with an
+    update at its store: w[i, j] -= 0.1 * trunc(acc[i, j]) - cj[j] * ri[i] (a value per
+    swapped M position, loaded as a vector, and one per swapped N position, broadcast)."""
+    return weight_gradient_group(m, n, f"%cj: memref<{n}xf32>, %ri: memref<{m}xf32>", f"""
     linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
                                      affine_map<(d0, d1) -> (d0, d1)>,
                                      affine_map<(d0, d1) -> (d1)>,
@@ -461,11 +473,7 @@ func.func @f(%x: memref<?x{m}xf32>, %d: memref<?x{n}xf32>, %cj: memref<{n}xf32>,
       %v = arith.subf %step, %cr : f32
       %new = arith.subf %old, %v : f32
       linalg.yield %new : f32
-    }}
-    memory.dealloc %acc : memref<{m}x{n}xf64>
-  }}
-  return
-}}"""
+    }}""")
 
 
 @pytest.mark.parametrize("m, n", [(64, 10), (40, 10), (24, 6), (32, 11)])
@@ -502,25 +510,7 @@ def test_weight_gradient_swapped_with_its_update(m, n, k, threads):
 def momentum_group(m: int, n: int) -> str:
     """x^T @ dz as in `sgd_group`, its update reading only buffers laid out as w and a
     scalar: w[i, j] -= 0.1 * trunc(acc[i, j]) + s[] * v[i, j], and v[i, j] = trunc(acc)."""
-    return f"""
-func.func @f(%x: memref<?x{m}xf32>, %d: memref<?x{n}xf32>, %s: memref<f32>,
-             %v: memref<{m}x{n}xf32>, %w: memref<{m}x{n}xf32>) {{
-  %zero = arith.constant 0.0 : f64
-  %lr = arith.constant 0.1 : f32
-  fusion.group {{kind = "epilogue", outer_dims = 2 : i64}} {{
-    %acc = memory.alloc() : memref<{m}x{n}xf64>
-    linalg.fill ins(%zero : f64) outs(%acc : memref<{m}x{n}xf64>)
-    linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
-                                     affine_map<(d0, d1, d2) -> (d2, d1)>,
-                                     affine_map<(d0, d1, d2) -> (d0, d1)>],
-                    iterator_types = ["parallel", "parallel", "reduction"]}}
-        ins(%x, %d : memref<?x{m}xf32>, memref<?x{n}xf32>) outs(%acc : memref<{m}x{n}xf64>) {{
-    ^bb0(%p: f32, %q: f32, %t: f64):
-      %pq = arith.mulf %p, %q : f32
-      %e = arith.extf %pq : f32 to f64
-      %u = arith.addf %t, %e : f64
-      linalg.yield %u : f64
-    }}
+    return weight_gradient_group(m, n, f"%s: memref<f32>, %v: memref<{m}x{n}xf32>", f"""
     linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
                                      affine_map<(d0, d1) -> (d0, d1)>,
                                      affine_map<(d0, d1) -> ()>,
@@ -537,11 +527,7 @@ func.func @f(%x: memref<?x{m}xf32>, %d: memref<?x{n}xf32>, %s: memref<f32>,
       %all = arith.addf %step, %mom : f32
       %new = arith.subf %old, %all : f32
       linalg.yield %new, %gt : f32, f32
-    }}
-    memory.dealloc %acc : memref<{m}x{n}xf64>
-  }}
-  return
-}}"""
+    }}""")
 
 
 @pytest.mark.parametrize("m, n", [(64, 10), (48, 10), (48, 6), (16, 3)])
