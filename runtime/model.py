@@ -27,6 +27,7 @@ from irkit.diagnostics import ParseError
 from irkit.dialects import register_all
 from irkit.ir import Operation
 from irkit.passes import pipeline
+from irkit.runtime import param_pages
 from irkit.runtime.compiled import CompiledRunner, IRText
 from irkit.runtime.engines import ENGINES, CompiledEngine, Engine
 from irkit.source_files import read_source
@@ -47,17 +48,26 @@ class Variables(MutableMapping):
         return self._store[name]
 
     def __setitem__(self, name: str, value) -> None:
-        if name not in self._types:
-            raise KeyError(f"no variable {name!r} (variables: {', '.join(self._types)})")
-        shape, dtype = self._types[name]
-        arr = np.asarray(value)
-        if arr.shape != shape:
-            raise ValueError(f"variable {name!r} has shape {list(shape)}, got "
-                             f"{list(arr.shape)}")
-        if not np.can_cast(arr.dtype, dtype, "same_kind"):
-            raise ValueError(f"variable {name!r} holds {np.dtype(dtype).name}, got "
-                             f"{arr.dtype.name}")
-        self._store[name] = np.array(arr, dtype=dtype)
+        self.assign({name: value})
+
+    def assign(self, values: dict) -> None:
+        """Replace several variables at once (`restore`): each checked as one assignment
+        is, and the large ones placed together on huge pages (`param_pages`)."""
+        fresh = {}
+        for name, value in values.items():
+            if name not in self._types:
+                raise KeyError(f"no variable {name!r} (variables: {', '.join(self._types)})")
+            shape, dtype = self._types[name]
+            arr = np.asarray(value)
+            if arr.shape != shape:
+                raise ValueError(f"variable {name!r} has shape {list(shape)}, got "
+                                 f"{list(arr.shape)}")
+            if not np.can_cast(arr.dtype, dtype, "same_kind"):
+                raise ValueError(f"variable {name!r} holds {np.dtype(dtype).name}, got "
+                                 f"{arr.dtype.name}")
+            fresh[name] = np.array(arr, dtype=dtype)
+        for name, arr in param_pages.place(fresh).items():
+            self._store[name] = arr
 
     def __delitem__(self, name: str) -> None:
         raise TypeError("variables cannot be deleted")
@@ -104,10 +114,12 @@ class Model:
         self.inputs = engine.inputs("forward")
         self.outputs = engine.outputs("forward")
         self._store = engine.variable_store()
-        types = {}
+        types, values = {}, {}
         for vname, (value, shape, dtype) in engine.variables().items():
-            self._store[vname] = value
+            values[vname] = value
             types[vname] = (tuple(shape), dtype)
+        for vname, value in param_pages.place(values).items():
+            self._store[vname] = value              # (an engine's store may track each)
         self.variables = Variables(self._store, types)
 
     @property
@@ -132,8 +144,7 @@ class Model:
                                  + "; ".join(p for p in (
                                      missing and f"missing {', '.join(missing)}",
                                      unknown and f"unknown {', '.join(unknown)}") if p))
-            for n in self.variables:
-                self.variables[n] = data[n]
+            self.variables.assign({n: data[n] for n in self.variables})
 
     def forward(self, **inputs) -> dict:
         """Run `@forward`: a dict from output name to numpy array."""
