@@ -763,13 +763,12 @@ class LoopVectorize(Pass):
         for loop in parallels:
             if self.attempt(loop, vectorizer.parallel):
                 done.add(loop)
-                while _static_rest(loop, -1) and self.attempt(loop, vectorizer.parallel):
-                    pass
+                if _static_rest(loop, -1):          # one vector of exactly what is left
+                    self.attempt(loop, vectorizer.parallel)
         for loop in fors:
             if not any(a in done for a in loop.ancestors()):
-                if self.attempt(loop, vectorizer.for_loop):
-                    while _static_rest(loop, 0) and self.attempt(loop, vectorizer.for_loop):
-                        pass
+                if self.attempt(loop, vectorizer.for_loop) and _static_rest(loop, 0):
+                    self.attempt(loop, vectorizer.for_loop)
 
     def attempt(self, loop: Operation, vectorize) -> bool:
         try:
