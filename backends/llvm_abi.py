@@ -50,6 +50,7 @@ from irkit.interpreter import to_value
 from irkit.types import (
     FloatType, FunctionType, IndexType, IntegerType, MemRefType, Type, VectorType,
 )
+from irkit.backends import llvm_pyentry as pyentry
 from irkit.backends.llvm_types import layout
 
 _CTYPES_INT = {8: ctypes.c_int8, 16: ctypes.c_int16, 32: ctypes.c_int32, 64: ctypes.c_int64}
@@ -164,6 +165,13 @@ class _MemRefParam:
             raise ValueError(f"{what}: the array's strides {list(x.strides)} (bytes) are not "
                              f"multiples of its item size {item}; copy it first")
         strides = [s // item for s in x.strides]
+        # the identity layout is row-major and contiguous whatever its sizes: with a dynamic
+        # size, its outer strides are not static, yet code may still index it flat (a
+        # `memory.collapse_shape`), so a view with gaps between rows would be read wrongly
+        if t.layout is None and not x.flags.c_contiguous:
+            raise ValueError(f"{what}: {t} is contiguous (identity layout): expected a "
+                             f"C-contiguous array, got strides {list(x.strides)} (bytes); "
+                             f"pass a copy with np.ascontiguousarray")
         if x.size > 1:
             for k, (want, got, n) in enumerate(zip(self.static_strides, strides, x.shape)):
                 if want is not None and n > 1 and want != got:
@@ -173,6 +181,78 @@ class _MemRefParam:
                                      f"a dynamic layout")
         offset = self.static_offset
         return offset * item, [offset, *x.shape, *strides]
+
+
+class _MethodDef(ctypes.Structure):
+    """CPython's PyMethodDef: how a builtin function is made from a C function."""
+
+    _fields_ = [("name", ctypes.c_char_p), ("address", ctypes.c_void_p),
+                ("flags", ctypes.c_int), ("doc", ctypes.c_char_p)]
+
+
+#: CPython's flag of a `PyObject *f(PyObject *self, PyObject *const *args, Py_ssize_t n)`
+_METH_FASTCALL = 0x80
+#: what a Python entry returns where it did not call (`llvm_pyentry`'s guards)
+_FALLBACK = object()
+_api: dict = {}
+
+
+def _python_api() -> dict | None:
+    """The addresses a Python entry's table holds (`llvm_pyentry.TABLE`), or None where the
+    numpy array fields it reads are not where it reads them (`_array_fields_hold`)."""
+    if "table" not in _api:
+        _api["table"] = None
+        if _array_fields_hold():
+            api = ctypes.pythonapi
+            fn = {name: ctypes.cast(getattr(api, name), ctypes.c_void_p).value
+                  for name in ("Py_IncRef", "PyEval_SaveThread", "PyEval_RestoreThread")}
+            values = {**fn, "None": id(None), "fallback": id(_FALLBACK),
+                      "ndarray": id(np.ndarray)}
+            _api["table"] = [values[name] for name in pyentry.TABLE]
+            new = api.PyCFunction_NewEx
+            new.restype = ctypes.py_object
+            new.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
+            _api["new"] = new
+    return _api["table"]
+
+
+def _array_fields_hold() -> bool:
+    """Whether numpy's array objects hold their data, rank, sizes, strides and dtype where
+    a Python entry reads them (`llvm_pyentry.ARRAY_FIELDS`), read off probe arrays: CPython
+    gives an object's address as its `id`."""
+    import sys
+    if sys.implementation.name != "cpython":
+        return False
+    at = pyentry.ARRAY_FIELDS
+    base = np.zeros((4, 6), np.float32)
+    for a in (base, base[1:, ::2], np.zeros((), np.int64), np.zeros(5, np.bool_)):
+        obj = id(a)
+
+        def read(field: str, ctype=ctypes.c_void_p):
+            return ctype.from_address(obj + at[field]).value or 0
+
+        if read("ob_type") != id(type(a)) or read("data") != a.__array_interface__["data"][0] \
+                or read("nd", ctypes.c_int) != a.ndim or read("descr") != id(a.dtype):
+            return False
+        for field, want in (("dimensions", a.shape), ("strides", a.strides)):
+            if a.ndim and tuple((ctypes.c_int64 * a.ndim).from_address(read(field))) != want:
+                return False
+    return True
+
+
+def python_entry(address: int, name: str, dtypes: list[np.dtype]) -> tuple | None:
+    """(a builtin function calling the Python entry at `address` with arrays, what must
+    outlive it), or None where there is no entry (`address` 0) or it cannot be used here
+    (`_python_api`). `dtypes` are the arguments' element types; the entry compares each
+    array's dtype object with numpy's own object for it."""
+    table = _python_api() if address else None
+    if table is None:
+        return None
+    table = np.array(table + [id(np.dtype(d)) for d in dtypes], dtype=np.int64)
+    method = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
+    # the builtin holds `table` (its self); `method` must outlive it, as must the dtypes
+    # (numpy's own, alive as long as numpy)
+    return _api["new"](ctypes.byref(method), table, None), method
 
 
 class _Buffers(threading.local):
@@ -187,7 +267,9 @@ class JitFunction:
     """A compiled function called with numpy arrays and scalars (see the module docstring)."""
 
     def __init__(self, name: str, inputs: list[Type], results: list[Type], address: int,
-                 keepalive=None) -> None:
+                 keepalive=None, entry: int = 0) -> None:
+        """`entry` is the address of the function's Python entry (`llvm_pyentry`), 0 where
+        it has none."""
         self.name = name
         self.inputs = inputs
         self.results = results
@@ -215,6 +297,9 @@ class JitFunction:
         self._plain = not results and all(isinstance(s, _MemRefParam) for s in self._slots)
         self._local = _Buffers()
         self.keep_descriptors(())
+        # the compiled path of a plain call (`python_entry`): None where there is none
+        self._entry = python_entry(entry, name, [p.dtype for p in self._params]) \
+            if self._plain else None
 
     def __repr__(self) -> str:
         return f"<compiled function @{self.name}>"
@@ -246,6 +331,11 @@ class JitFunction:
         if len(args) != len(self.inputs):
             raise ValueError(f"'@{self.name}' takes {len(self.inputs)} arguments, got "
                              f"{len(args)}")
+        # the compiled entry checks and describes the arrays itself; where one is not what
+        # it can take (wrong, or not exactly an ndarray of numpy's own dtype object) it
+        # calls nothing and returns its fallback object, and this path says what is wrong
+        if self._entry is not None and self._entry[0](*args) is None:
+            return None
         buf, pointers = self._buffers()
         words: list = []
         for i, describe in self._describe:

@@ -68,6 +68,7 @@ from irkit.backends.llvm_abi import JitFunction
 from irkit.backends.llvm_parallel import SLEEPING_WORK_SHIFT, THREADS_GLOBAL, WORK_SHIFT_GLOBAL
 from irkit.backends.llvm_lowering import RULES, ModuleLowering, Signature
 from irkit.backends.llvm_partition import Partition, split_module
+from irkit.backends.llvm_pyentry import PREFIX, add_python_entries
 from irkit.backends.llvm_types import BackendError, error_at
 
 __all__ = ["compile_module", "JitModule", "translate", "optimized_module", "emit_llvm_ir",
@@ -396,7 +397,9 @@ def _translate(module: Operation, verify: bool, rules=RULES,
         module.verify()
     ml = ModuleLowering(module, openmp=openmp_library() is not None, rules=rules,
                         only=functions, function_align=FUNCTION_ALIGN)
-    return ml.translate(), ml
+    irmod = ml.translate()
+    add_python_entries(ml)
+    return irmod, ml
 
 
 def entry_functions(module: Operation, entry: str) -> frozenset[str]:
@@ -813,7 +816,8 @@ def load_object(code: ObjectCode, functions: dict[str, Operation]) -> JitModule:
         addr = engine.get_function_address(symbol)
         if not addr:
             raise BackendError(f"the object code has no function '{symbol}'", fn.location)
-        jitted[symbol] = JitFunction(symbol, sig.inputs, sig.results, addr, engine)
+        jitted[symbol] = JitFunction(symbol, sig.inputs, sig.results, addr, engine,
+                                     engine.get_function_address(PREFIX + symbol))
     return JitModule(jitted, "", {"load_ms": (time.perf_counter() - t0) * 1e3}, engine)
 
 
@@ -901,5 +905,9 @@ def load_shared(path: str | os.PathLike, module: Operation) -> JitModule:
             name = fn.properties["sym_name"].value
             sig = Signature(fn)
             addr = ctypes.cast(lib[name], ctypes.c_void_p).value
-            functions[name] = JitFunction(name, sig.inputs, sig.results, addr, lib)
+            try:            # a library built before the Python entries has none
+                entry = ctypes.cast(lib[PREFIX + name], ctypes.c_void_p).value
+            except AttributeError:
+                entry = 0
+            functions[name] = JitFunction(name, sig.inputs, sig.results, addr, lib, entry)
     return JitModule(functions, "", {}, lib)

@@ -100,7 +100,7 @@ def test_a_checked_shape_does_not_let_other_strides_or_dtypes_through():
     np.testing.assert_array_equal(out, m.sum(axis=1))
     # the same shape with other strides: memref<?x4xf32> fixes row-major strides [4, 1]
     wide = np.zeros((3, 8), np.float32)[:, ::2]
-    with pytest.raises(ValueError, match=r"fixes stride 4 in dimension 0.* are \[8, 2\]"):
+    with pytest.raises(ValueError, match=r"C-contiguous array, got strides \[32, 8\]"):
         rowsum(wide, out)
     with pytest.raises(ValueError, match="expected float32 elements"):
         rowsum(m.astype(np.float64), out)
