@@ -273,7 +273,8 @@ def test_another_input_shape_gives_outputs_of_that_shape(tiny):
 
 
 def test_a_signature_seen_before_stands_only_for_its_own_layout_and_dtype(tiny):
-    """The runner's short path is keyed by each input's type, dtype, shape and strides: an
+    """The runner's short paths are keyed by each input's type, dtype, shape and strides
+    (`prepare`'s), or by its shape with the compiled entry checking the rest (`run`'s): an
     input equal in shape but strided, of another dtype, or a list, goes through the full
     checks (copied, converted) after the same shape served as is."""
     tiny.variables["w"] = np.arange(6, dtype=np.float32).reshape(3, 2) / 10
@@ -288,3 +289,44 @@ def test_a_signature_seen_before_stands_only_for_its_own_layout_and_dtype(tiny):
         tiny.forward(x=x.astype(np.complex64), y=y)
     with pytest.raises(ValueError, match="dimension B is 4 in input 'x' but 3 in input 'y'"):
         tiny.forward(x=x, y=y[:3])
+
+
+CLASSES = """
+model classes {
+  input x: f32[B, 4]
+  input labels: i32[B]
+  param w: f32[4, 3] = zeros
+  loss = cross_entropy(x @ w, labels)
+  output loss
+  train loss with sgd(lr=0.5)
+}
+"""
+
+
+def test_a_known_shape_goes_through_the_compiled_entry_and_its_errors_still_show():
+    """After a checked call, inputs of the same names and shapes are passed as given to the
+    compiled Python entry (`CompiledRunner.run`'s short path), which checks their dtype and
+    layout itself: a wrong dtype is converted, a label out of range is the located run-time
+    error, other names are refused by name, and the next good call runs."""
+    m = Model(find_model(compile_source(CLASSES, "classes.irk"), "classes"), engine="jit")
+    ref = Model(find_model(compile_source(CLASSES, "classes.irk"), "classes"))
+    x = np.random.default_rng(3).standard_normal((5, 4)).astype(np.float32)
+    labels = np.array([0, 2, 1, 1, 0], np.int32)
+    runner = m._engine.runner
+    assert "train_step" not in runner._fast
+    for given in (x, x, x.astype(np.float64), x):
+        got = m.train_step(x=given, labels=labels)["loss"]
+        want = ref.train_step(x=x, labels=labels)["loss"]
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+        assert "train_step" in runner._fast          # taken from the first call on
+    np.testing.assert_allclose(m.variables["w"], ref.variables["w"], rtol=1e-5, atol=1e-7)
+    bad = labels.copy()
+    bad[3] = 7
+    with pytest.raises(ValueError, match=r"classes.irk:6:10: error: .*label 7 is out of range"
+                                         r" for 3 classes"):
+        m.train_step(x=x, labels=bad)
+    with pytest.raises(ValueError, match="missing input 'labels'"):
+        m.train_step(x=x, labelz=labels)
+    before = m.variables["w"].copy()
+    m.train_step(x=x, labels=labels)                 # the status was cleared
+    assert not np.array_equal(m.variables["w"], before)
