@@ -41,6 +41,7 @@ from __future__ import annotations
 import ctypes
 import math
 import struct
+import sys
 import threading
 
 import numpy as np
@@ -220,7 +221,6 @@ def _array_fields_hold() -> bool:
     """Whether numpy's array objects hold their data, rank, sizes, strides and dtype where
     a Python entry reads them (`llvm_pyentry.ARRAY_FIELDS`), read off probe arrays: CPython
     gives an object's address as its `id`."""
-    import sys
     if sys.implementation.name != "cpython":
         return False
     at = pyentry.ARRAY_FIELDS
@@ -240,19 +240,26 @@ def _array_fields_hold() -> bool:
     return True
 
 
-def python_entry(address: int, name: str, dtypes: list[np.dtype]) -> tuple | None:
-    """(a builtin function calling the Python entry at `address` with arrays, what must
-    outlive it), or None where there is no entry (`address` 0) or it cannot be used here
-    (`_python_api`). `dtypes` are the arguments' element types; the entry compares each
-    array's dtype object with numpy's own object for it."""
+class _Table(np.ndarray):
+    """A Python entry's table (`llvm_pyentry.TABLE`: int64 addresses), the `self` of its
+    builtin function, which holds it; it holds the PyMethodDef the builtin points to in
+    turn (`method`), so that the two live exactly as long as each other. An ndarray
+    subclass, because the entry finds the addresses at an array object's data field."""
+
+    method = None
+
+
+def python_entry(address: int, name: str, dtypes: list[np.dtype]):
+    """A builtin function calling the Python entry at `address` with arrays, or None where
+    there is no entry (`address` 0) or it cannot be used here (`_python_api`). `dtypes` are
+    the arguments' element types: the entry compares each array's dtype object with
+    numpy's own object for it (alive as long as numpy)."""
     table = _python_api() if address else None
     if table is None:
         return None
-    table = np.array(table + [id(np.dtype(d)) for d in dtypes], dtype=np.int64)
-    method = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
-    # the builtin holds `table` (its self); `method` must outlive it, as must the dtypes
-    # (numpy's own, alive as long as numpy)
-    return _api["new"](ctypes.byref(method), table, None), method
+    table = np.array(table + [id(np.dtype(d)) for d in dtypes], dtype=np.int64).view(_Table)
+    table.method = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
+    return _api["new"](ctypes.byref(table.method), table, None)
 
 
 class _Buffers(threading.local):
@@ -334,7 +341,7 @@ class JitFunction:
         # the compiled entry checks and describes the arrays itself; where one is not what
         # it can take (wrong, or not exactly an ndarray of numpy's own dtype object) it
         # calls nothing and returns its fallback object, and this path says what is wrong
-        if self._entry is not None and self._entry[0](*args) is None:
+        if self._entry is not None and self._entry(*args) is None:
             return None
         buf, pointers = self._buffers()
         words: list = []

@@ -637,7 +637,7 @@ class CompiledRunner:
         fn(*[sources[where][key] for where, key in e.slots])
         self._raise_status(e, status, fn_name)
         if fast is None and fn._entry is not None:
-            self._fast[name] = ([spec.name for spec in e.inputs], fn._entry[0])
+            self._fast[name] = ([spec.name for spec in e.inputs], fn._entry)
         return dict(zip(e.output_names, outs))
 
     def _raise_status(self, e: "Entry", status, fn_name: str) -> None:

@@ -22,7 +22,7 @@ import irkit.dialects.loop  # noqa: F401
 import irkit.dialects.memory  # noqa: F401
 from irkit.backends import llvm_abi
 from irkit.backends.llvm_cpu import (
-    compile_module, emit_llvm_ir, emit_object, find_c_compiler, link_shared, load_shared,
+    BackendError, compile_module, emit_llvm_ir, emit_object, find_c_compiler, link_shared, load_shared,
 )
 from irkit.backends.llvm_pyentry import PREFIX
 from irkit.parser import parse_module
@@ -144,17 +144,17 @@ def test_the_entry_calls_with_the_arrays_described():
     a = np.arange(24, dtype=np.float32).reshape(4, 6)
     out = np.zeros(3)
     for name in ("identity", "static_cols"):
-        assert m[name]._entry[0](a, out) is None              # taken
+        assert m[name]._entry(a, out) is None              # taken
         assert out.tolist() == [float((a * _weights(a)).sum()), 4, 6]
     base = np.arange(200, dtype=np.float32).reshape(10, 20)
     for name, view in (("strided", base[7:1:-2, 3:18:4]),      # strides of either sign
                        ("fixed", base.reshape(-1)[:36].reshape(3, 12)[:, 1:9:2])):
         out[:] = 0
-        assert m[name]._entry[0](view, out) is None
+        assert m[name]._entry(view, out) is None
         assert out.tolist() == [float((view * _weights(view)).sum()), 3, 4]
     flags = np.array([1, 0, 1, 1, 0], np.bool_)
     n, x = np.zeros((), np.int64), np.array(21, np.int32)
-    assert m.count._entry[0](flags, n, x) is None
+    assert m.count._entry(flags, n, x) is None
     assert int(n) == 3 and int(x) == 42
 
 
@@ -177,7 +177,7 @@ def test_the_entry_calls_with_the_arrays_described():
 def test_what_the_entry_does_not_take_the_checked_path_refuses(what, args, message):
     fn = jit().identity if what.endswith("dynamic") else jit().static_cols
     args = args()
-    assert fn._entry[0](*args) is not None            # not taken: nothing was called
+    assert fn._entry(*args) is not None            # not taken: nothing was called
     with pytest.raises(ValueError, match=message):
         fn(*args)
 
@@ -194,7 +194,7 @@ def test_what_the_entry_leaves_the_checked_path_runs():
     tagged = a.view(np.dtype(np.float32, metadata={"unit": "m"}))
     for arg in (a.view(Sub), tagged):
         out = np.zeros(3)
-        assert fn._entry[0](arg, out) is not None
+        assert fn._entry(arg, out) is not None
         fn(arg, out)
         assert out.tolist() == [float((a * _weights(a)).sum()), 3, 4]
 
@@ -235,7 +235,7 @@ def test_the_entry_and_the_checked_path_agree(name, view):
     want = _checked(fn, (view, out))
     assert _outcome(fn, (view, out)) == want
     probe = np.zeros(3)
-    taken = fn._entry[0](view, probe) is None
+    taken = fn._entry(view, probe) is None
     assert taken == (want[0] == "ok")
     if taken:
         assert probe.tolist() == [float((view.astype(np.float64) * _weights(view)).sum()),
@@ -281,5 +281,19 @@ def test_a_shared_library_exports_the_entries(tmp_path):
     assert ctypes.CDLL(str(path))[PREFIX + "identity"]
     lib = load_shared(path, m)
     a, out = np.arange(6, dtype=np.float32).reshape(2, 3), np.zeros(3)
-    assert lib.identity._entry[0](a, out) is None
+    assert lib.identity._entry(a, out) is None
     assert out.tolist() == [float((a * _weights(a)).sum()), 2, 3]
+
+
+def test_a_function_named_like_an_entry_is_a_located_error():
+    src = """
+    func.func @f(%m: memref<2xf32>) {
+      return
+    }
+    func.func @_irkit_py_f(%m: memref<2xf32>) {
+      return
+    }"""
+    m = parse_module(textwrap.dedent(src), filename="clash.mlir")
+    with pytest.raises(BackendError, match=r"clash.mlir:2:1: error: .func.func. op cannot have its Python "
+                                           r"entry: the module already defines '@_irkit_py_f'"):
+        compile_module(m, 2)
