@@ -297,3 +297,16 @@ def test_a_function_named_like_an_entry_is_a_located_error():
     with pytest.raises(BackendError, match=r"clash.mlir:2:1: error: .func.func. op cannot have its Python "
                                            r"entry: the module already defines '@_irkit_py_f'"):
         compile_module(m, 2)
+
+
+def test_any_object_is_safe_to_pass():
+    """The entry reads nothing of an object past its type until the type is exactly
+    ndarray: objects of every kind and size come back as the fallback, with no call."""
+    fn = jit().identity
+    out = np.zeros(3)
+    for thing in (None, 7, 2.5, "rows", b"\x00" * 64, {"a": 1}, [np.zeros((2, 2))],
+                  np.float32(1.0), np.ma.masked_array(np.zeros((2, 2), np.float32)),
+                  memoryview(np.zeros((2, 2), np.float32))):
+        assert fn._entry(thing, out) is not None
+        assert fn._entry(np.zeros((2, 2), np.float32), thing) is not None
+    assert out.tolist() == [0.0, 0.0, 0.0]
