@@ -83,6 +83,10 @@ def add_python_entries(ml) -> None:
 
 
 def _emit(llmod: ir.Module, callee: ir.Function, inputs: list[MemRefType], name: str) -> None:
+    """`name`, the entry of `callee`: a chain of blocks, each taking one more fact about
+    the arguments as given (their count; per argument its type, then its dtype and rank,
+    then its sizes and strides, reading no field before the facts it depends on hold),
+    every failed check branching to one fallback block; then the call."""
     fn = ir.Function(llmod, ir.FunctionType(PTR, [PTR, PTR, I64]), name=name)
     fn.attributes.add("nounwind")
     table_obj, args, nargs = fn.args
