@@ -65,7 +65,7 @@ class Variables(MutableMapping):
             if not np.can_cast(arr.dtype, dtype, "same_kind"):
                 raise ValueError(f"variable {name!r} holds {np.dtype(dtype).name}, got "
                                  f"{arr.dtype.name}")
-            fresh[name] = np.array(arr, dtype=dtype)
+            fresh[name] = np.array(arr, dtype=dtype, order="C")     # as compiled code reads it
         for name, arr in param_pages.place(fresh).items():
             self._store[name] = arr
 

@@ -68,6 +68,20 @@ def test_variables_persist_across_calls_and_are_assignable(model):
     assert sorted(model.variables) == ["steps", "w"]
 
 
+def test_a_variable_given_in_another_memory_order_is_stored_row_major():
+    """Compiled code reads a variable row-major: one assigned from a column-major (or
+    otherwise strided) array is stored as a row-major copy, and the compiled step takes it
+    (it had kept numpy's order, and every later call refused the variable)."""
+    pytest.importorskip("irkit.dialects.graph.matmul")
+    jit = Model(irkit.parse_module(MODULE), engine="jit")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    w = np.arange(6, dtype=np.float32).reshape(3, 2) / 4
+    for given in (np.asfortranarray(w), np.ascontiguousarray(w.T).T, w.repeat(2, 1)[:, ::2]):
+        jit.variables["w"] = given
+        assert jit.variables["w"].flags.c_contiguous
+        np.testing.assert_allclose(jit.forward(x=x, labels=[1, 2])["y"], x @ w, rtol=1e-6)
+
+
 @pytest.mark.parametrize("inputs,message", [
     (dict(x=np.ones((2, 3))), r"lin.forward: missing input 'labels' \(expects x, labels\)"),
     (dict(x=np.ones((2, 3)), labels=[1, 2], z=3), "unknown input 'z'"),
