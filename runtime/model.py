@@ -65,9 +65,12 @@ class Variables(MutableMapping):
             if not np.can_cast(arr.dtype, dtype, "same_kind"):
                 raise ValueError(f"variable {name!r} holds {np.dtype(dtype).name}, got "
                                  f"{arr.dtype.name}")
-            fresh[name] = np.array(arr, dtype=dtype, order="C")     # as compiled code reads it
+            # row-major, as compiled code reads it; not copied yet: `place` copies the
+            # large ones into its mapping, and the others are copied below, so that no
+            # variable shares memory with the caller's array
+            fresh[name] = np.asarray(arr, dtype=dtype, order="C")
         for name, arr in param_pages.place(fresh).items():
-            self._store[name] = arr
+            self._store[name] = np.array(arr) if arr is fresh[name] else arr
 
     def __delitem__(self, name: str) -> None:
         raise TypeError("variables cannot be deleted")
