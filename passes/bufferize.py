@@ -9,13 +9,13 @@ variables as arguments, a status buffer for run-time errors, `<name>_output_size
 
 from __future__ import annotations
 
-from irkit.attributes import ArrayAttr, DictionaryAttr, StringAttr, TypeAttr
+from irkit.attributes import ArrayAttr
 from irkit.ir import Operation
 from irkit.pass_manager import Pass, register_pass
 from irkit.symbols import lookup_symbol, symbol_name
 from irkit.types import FunctionType
 from irkit.dialects import linalg as _linalg, memory as _memory  # noqa: F401  (ops we build)
-from irkit.dialects.graph import VariableOp
+from irkit.dialects.graph import VariableOp, variable_record
 from irkit.passes.bufferization import BUFFERIZATIONS, Bufferization, BufferizeError
 from irkit.passes.bufferization.buffers import is_tensor
 from irkit.passes.bufferization.function import touches_tensors
@@ -55,11 +55,7 @@ def move_variables_to_attributes(root: Operation) -> None:
     arguments), in declaration order: what a runtime needs to make the buffers it passes."""
     by_module: dict = {}
     for var in [v for v in root.walk() if isinstance(v, VariableOp)]:
-        entry = {"name": StringAttr(var.var_name), "type": TypeAttr(var.tensor_type),
-                 "initializer": var.properties["initializer"]}
-        if var.properties.get("init_args") is not None:
-            entry["init_args"] = var.properties["init_args"]
-        by_module.setdefault(var.parent_op, []).append(DictionaryAttr(entry))
+        by_module.setdefault(var.parent_op, []).append(variable_record(var))
         var.erase()
     for module, entries in by_module.items():
         module.attributes["graph.variables"] = ArrayAttr(entries)

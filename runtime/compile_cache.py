@@ -10,8 +10,8 @@ engine="jit")`) and `irkit-compile -o model.so` (and `--emit=obj`) look here fir
 An entry is one `CompiledModels` (`irkit.runtime.compiled`): the object files with the external
 symbols it calls, and per model the text of its graph module as the DSL wrote it, of its
 graph-stage module (shape functions), of its lowered module and of that module's interface
-(signatures and argument roles only), and the initial values of the variables drawn at
-random (`keep_drawn_values`). A runner made from it parses only the interface and loads the
+(signatures and argument roles only) — a library's whole, the JIT's per entry lowered so
+far — and the initial values of the variables drawn at random (`keep_drawn_values`). A runner made from it parses only the interface and loads the
 object with MCJIT, so a warm start skips the DSL, the passes and LLVM's compiling altogether
 (and `numpy.random`, 7 ms of the example MLP's warm start). Text, JSON and raw arrays, not
 pickles: an entry never runs code when read.
@@ -40,9 +40,10 @@ Algorithm:
    collision) is ignored as a miss and rewritten by the compile that follows.
 4. On a miss, compile and write the entry: into a temporary file beside it, then
    `os.replace`, which is atomic, so a reader sees the old entry or the new one, never
-   half of one. The JIT compiles each entry of a model on its first call
+   half of one. The JIT lowers and compiles each entry of a model on its first call
    (`CompiledModels.entry_object`) and writes the entry again with it, so an entry holds
-   the code of every function any process has called. Processes that compile the same
+   the lowered modules and code of every function any process has called; a process that
+   calls another lowers it from the graph-stage module. Processes that compile the same
    model at once each write a whole entry and the last rename wins (an entry's code lost
    that way is compiled again when next called); no lock is needed. A cache that cannot be
    written (read-only, disk full) costs a warning, never the compile.
@@ -68,12 +69,12 @@ from typing import Callable
 import numpy as np
 
 from irkit.passes import pipeline
-from irkit.runtime.compiled import CompiledModels, IRText, ModelCode
+from irkit.runtime.compiled import CompiledModels, EntryModules, IRText, ModelCode
 from irkit.user_cache import cache_directory
 from irkit.version import VERSION
 
 #: the entry format; a change of layout changes it, and old entries are simply not found
-FORMAT = "irkit-compile-cache-4"
+FORMAT = "irkit-compile-cache-5"
 _MAGIC = FORMAT.encode("ascii") + b"\n"
 _SUFFIX = ".irkc"
 
@@ -168,10 +169,12 @@ def entry_key(fields: dict) -> str:
 
 def cached_compile(source: str, filename: str, selection: str,
                    build: Callable[[], CompiledModels], *, jit: bool, options: dict,
-                   cache: bool = True) -> CompiledModels:
+                   cache: bool = True, make_pm: Callable | None = None) -> CompiledModels:
     """The entry for this request when the cache has a sound one; else `build()`'s result,
     written to the cache. `selection` names the models `build` compiles (a model's name, or
-    "*" for every model of the source); `jit` and `options` are what it compiles with.
+    "*" for every model of the source); `jit` and `options` are what it compiles with, and
+    `make_pm` the pass managers it lowers with when not the default (`CompiledModels
+    .make_pm`: an entry found lowers with them what no process has called yet).
     `cache=False`, or no cache directory, just builds."""
     directory = cache_directory() if cache else None
     if directory is None:
@@ -186,6 +189,7 @@ def cached_compile(source: str, filename: str, selection: str,
         except OSError:
             pass
         found.stored = lambda c: _store(directory, path, fields, c)
+        found.make_pm = make_pm
         return found
     stats["misses"] += 1
     compiled = build()
@@ -222,7 +226,7 @@ def keep_drawn_values(compiled: CompiledModels) -> None:
     from irkit.dialects.graph import variable_specs
     total = 0
     for mc in compiled.models.values():
-        module = mc.interface.op
+        module = mc.variables_module()
         attr = module.attributes.get("graph.variables")
         drawn = {e.value["name"].value for e in (attr.value if attr is not None else [])
                  if e.value["initializer"].value not in _CHEAP_INITIALIZERS}
@@ -278,8 +282,11 @@ def _encode(fields: dict, compiled: CompiledModels) -> bytes:
             "code": [[entry, list(code.externals), [len(obj) for obj in code.objects]]
                      for entry, code in codes.items()],
             "models": {name: {"prefix": mc.prefix, "module": mc.module.text,
-                              "graph": mc.graph.text, "lowered": mc.lowered.text,
-                              "interface": mc.interface.text}
+                              "graph": mc.graph.text,
+                              "lowered": mc.lowered.text if mc.lowered else None,
+                              "interface": mc.interface.text if mc.interface else None,
+                              "entries": {e: [m.lowered.text, m.interface.text]
+                                          for e, m in mc.entries.items()}}
                        for name, mc in compiled.models.items()},
             "values": [[model, name, v.dtype.str, list(v.shape), v.nbytes]
                        for model, name, v in values]}
@@ -287,6 +294,10 @@ def _encode(fields: dict, compiled: CompiledModels) -> bytes:
     body = head + b"".join(objects) + b"".join(v.tobytes() for _, _, v in values)
     header = f"{len(head)} {hashlib.sha256(body).hexdigest()}\n"
     return _MAGIC + header.encode("ascii") + body
+
+
+def _text(text: str | None) -> IRText | None:
+    return IRText(text=text) if text is not None else None
 
 
 def _read(path: str, fields: dict) -> CompiledModels | None:
@@ -320,8 +331,10 @@ def _decode(data: bytes, fields: dict) -> CompiledModels | None:
         if part["fields"] != fields:
             return None
         models = {name: ModelCode(name, m["prefix"], IRText(text=m["module"]),
-                                  IRText(text=m["graph"]), IRText(text=m["lowered"]),
-                                  IRText(text=m["interface"]))
+                                  IRText(text=m["graph"]), _text(m["lowered"]),
+                                  _text(m["interface"]),
+                                  entries={e: EntryModules(IRText(text=low), IRText(text=face))
+                                           for e, (low, face) in m["entries"].items()})
                   for name, m in part["models"].items()}
         values = part["values"]
         sizes = [size for _, _, lengths in part["code"] for size in lengths]

@@ -55,7 +55,7 @@ import math
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Collection, Mapping
 
 import numpy as np
 
@@ -96,26 +96,58 @@ def lower_model_with_graph(module: Operation,
                            disable=(), target: str = "cpu") -> tuple[Operation, Operation]:
     """(graph module, lowered module): copies of one model's module (the caller's is left as
     it is) taken through the pipeline table, the first at its `GRAPH_STAGE` (derivatives
-    expanded), the second at its last stage (what the backend compiles), with `graph.dims` on
-    every output argument whose shape `output_dims` derives. `make_pm(start, stop)` builds
-    the pass manager for the stages after `start` up to `stop`, called once per row (default
-    `pipeline.pass_manager` verifying after each row, not each pass, unless
-    `VERIFY_EACH_PASS`: `_run_rows`; the tools add their instrumentation and verify as told),
-    without the passes in `disable` (`pipeline.passes_between`), by the ladder of `target`
-    (`pipeline.stages`: "nvptx" ends with the kernels outlined)."""
-    make_pm = make_pm or functools.partial(pipeline.pass_manager, disable=disable,
-                                           target=target, verify_each=VERIFY_EACH_PASS)
-    module = module.clone()
-    _run_rows(module, None, pipeline.GRAPH_STAGE, make_pm, target)
+    expanded, `graph_stage`), the second at its last stage (what the backend compiles,
+    `lower_graph`), with `graph.dims` on every output argument whose shape `output_dims`
+    derives. `make_pm(start, stop)` builds the pass manager for the stages after `start` up
+    to `stop`, called once per row (default `pipeline.pass_manager` verifying after each
+    row, not each pass, unless `VERIFY_EACH_PASS`: `_run_rows`; the tools add their
+    instrumentation and verify as told), without the passes in `disable`
+    (`pipeline.passes_between`), by the ladder of `target` (`pipeline.stages`: "nvptx" ends
+    with the kernels outlined)."""
+    make_pm = make_pm or default_make_pm(disable, target)
+    graph = graph_stage(module, make_pm, target)
+    return graph, lower_graph(graph, make_pm, target)
+
+
+def default_make_pm(disable=(), target: str = "cpu") -> Callable[[str | None, str], PassManager]:
+    """The pass managers of the pipeline table's rows that `lower_model_with_graph` uses
+    unless told otherwise."""
+    return functools.partial(pipeline.pass_manager, disable=disable, target=target,
+                             verify_each=VERIFY_EACH_PASS)
+
+
+def graph_stage(module: Operation, make_pm, target: str = "cpu") -> Operation:
+    """A copy of `module` taken through the pipeline table's rows up to `GRAPH_STAGE`
+    (`make_pm` as for `lower_model_with_graph`)."""
     graph = module.clone()
-    shapes = {fn.properties["sym_name"].value: output_dims(fn)
-              for fn in module.regions[0].blocks[0].ops if fn.name == "func.func"
-              and fn.regions[0].blocks}
+    _run_rows(graph, None, pipeline.GRAPH_STAGE, make_pm, target)
+    return graph
+
+
+def entry_names(module: Operation) -> list[str]:
+    """The functions of `module` the runtime calls (`_is_entry`), in module order."""
+    return [_sym(fn) for fn in module.regions[0].blocks[0].ops if _is_entry(fn)]
+
+
+def lower_graph(graph: Operation, make_pm, target: str = "cpu",
+                entries: Collection[str] | None = None) -> Operation:
+    """A copy of the graph-stage module `graph` taken through the rest of the pipeline table
+    (`make_pm` as for `lower_model_with_graph`), with `graph.dims` on the output arguments;
+    of the entries (`entry_names`) only those in `entries` when given: the others are left
+    out before lowering (the functions they call stay), which is how the JIT lowers one
+    entry at its first call (`CompiledModels.entry_modules`)."""
+    module = graph.clone()
+    if entries is not None:
+        for fn in list(module.regions[0].blocks[0].ops):
+            if _is_entry(fn) and _sym(fn) not in entries:
+                fn.erase()
+    shapes = {_sym(fn): output_dims(fn) for fn in module.regions[0].blocks[0].ops
+              if fn.name == "func.func" and fn.regions[0].blocks}
     _run_rows(module, pipeline.GRAPH_STAGE, pipeline.compiled_stage(target), make_pm, target)
     for fn in module.regions[0].blocks[0].ops:
-        if fn.name != "func.func" or fn.properties["sym_name"].value not in shapes:
+        if fn.name != "func.func" or _sym(fn) not in shapes:
             continue
-        outs = shapes[fn.properties["sym_name"].value]
+        outs = shapes[_sym(fn)]
         attrs = fn.properties.get("arg_attrs")
         if attrs is None:
             continue
@@ -131,7 +163,7 @@ def lower_model_with_graph(module: Operation,
                         for x in dims])
             new.append(DictionaryAttr(d))
         fn.properties["arg_attrs"] = ArrayAttr(new)
-    return graph, module
+    return module
 
 
 def _run_rows(module: Operation, start: str | None, stop: str, make_pm,
@@ -201,21 +233,52 @@ class IRText:
 
 
 @dataclass
+class EntryModules:
+    """What the JIT lowered for one entry (`lower_graph` with `entries=[name]`): the lowered
+    module (the entry, its `<name>_output_sizes` sibling, what they call) and its
+    `interface_module`."""
+
+    lowered: IRText
+    interface: IRText
+
+
+@dataclass
 class ModelCode:
     """One compiled model's modules: `module`, its graph module as given to the compiler
     (what `Model.module` shows); `graph`, at the pipeline's `GRAPH_STAGE` (the shape
-    functions); `lowered`, what the backend compiled (functions named as in the model);
-    `interface`, the lowered module's `interface_module`. Its functions are the object code's
-    symbols `prefix + name`. `initial_values`: variables' initial values already drawn
-    (name -> array; the compile cache keeps the random ones, `variable_specs`' `known`)."""
+    functions). A library's (`jit=False`) has every function lowered at once: `lowered`,
+    what the backend compiled (functions named as in the model), and `interface`, its
+    `interface_module`. The JIT's lowers each entry at its first call instead, into
+    `entries` (entry name -> `EntryModules`), as `jax.jit` traces and compiles a function
+    when it is first called: the first training step of the example MLP does not wait for
+    `forward`'s lowering (0.1 of its 0.27 s in the pipeline rows after `GRAPH_STAGE`). Its
+    functions are the object code's symbols `prefix + name`. `initial_values`: variables'
+    initial values already drawn (name -> array; the compile cache keeps the random ones,
+    `variable_specs`' `known`)."""
 
     name: str
     prefix: str
     module: IRText
     graph: IRText
-    lowered: IRText
-    interface: IRText
+    lowered: IRText | None = None
+    interface: IRText | None = None
     initial_values: dict | None = None
+    entries: dict[str, EntryModules] = field(default_factory=dict)
+
+    def variables_module(self) -> Operation:
+        """A module whose `graph.variables` attribute lists the model's variables (what
+        `variable_specs` reads): the interface, else made from the graph module's
+        declarations as bufferization makes it."""
+        if self.interface is not None:
+            return self.interface.op
+        from irkit.dialects.graph import variables_attribute
+        graph = self.graph.op
+        top = ModuleOp.create_empty(graph.location)
+        top.attributes.update(graph.attributes)
+        attr = variables_attribute(graph)
+        if attr is not None:
+            top.attributes["graph.variables"] = attr
+        return top
 
 
 @dataclass
@@ -223,14 +286,16 @@ class CompiledModels:
     """What compiling models produces: each model's `ModelCode` and its object code.
 
     For a library (`jit=False`), `code` is every model's functions' position-independent
-    object code, compiled at once. For the JIT, `entry_code` holds the object code of each
-    entry compiled so far, by symbol, and an entry is compiled on its first call
-    (`entry_object`), as `jax.jit` compiles a function: the first training step does not wait
-    for LLVM to compile `forward` too (a quarter of the example MLP's LLVM time). Each
-    entry's code holds the functions it calls (`llvm_cpu.entry_functions`), copies of the
-    loops it shares with another entry included, so that each loads on its own. `options`
-    are what an entry is compiled with (`opt_level`, `cpu`); `stored`, when set (by the
-    compile cache), is called after each entry compiled, with these `CompiledModels`."""
+    object code, compiled at once. For the JIT, an entry is lowered (`entry_modules`) and
+    compiled (`entry_object`) on its first call, as `jax.jit` compiles a function: the first
+    training step does not wait for `forward`'s lowering nor for LLVM to compile it (a
+    quarter of the example MLP's LLVM time). `entry_code` holds the object code of each
+    entry compiled so far, by symbol; each entry's code holds the functions it calls
+    (`llvm_cpu.entry_functions`), so that each loads on its own. `options` are what an entry
+    is compiled with (`opt_level`, `cpu`, `disable`); `make_pm` makes the pass managers of
+    the pipeline rows that lower it (None: `default_make_pm` without `options["disable"]`);
+    `stored`, when set (by the compile cache), is called after each entry compiled, with
+    these `CompiledModels`."""
 
     code: ObjectCode | None
     models: dict[str, ModelCode]
@@ -238,11 +303,30 @@ class CompiledModels:
     entry_code: dict[str, ObjectCode] = field(default_factory=dict)
     options: dict = field(default_factory=dict)
     stored: Callable[["CompiledModels"], None] | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    make_pm: Callable | None = field(default=None, repr=False, compare=False)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+
+    def entry_modules(self, model: str, name: str) -> EntryModules:
+        """The lowered module and interface of `model`'s entry `name`: the whole model's
+        where it was lowered at once, else the entry's, lowered now from the graph module if
+        not before (`lower_graph`). An error in the lowering is raised here, at the entry's
+        first call, located at its model line."""
+        mc = self.models[model]
+        if mc.lowered is not None:
+            return EntryModules(mc.lowered, mc.interface)
+        with self._lock:                # two threads' first calls lower it once
+            found = mc.entries.get(name)
+            if found is None:
+                make_pm = self.make_pm or default_make_pm(self.options.get("disable", ()))
+                lowered = lower_graph(mc.graph.op, make_pm, entries=[name])
+                found = mc.entries[name] = EntryModules(
+                    IRText(lowered), IRText(interface_module(lowered)))
+            return found
 
     def entry_object(self, model: str, name: str) -> ObjectCode:
         """The object code of `model`'s entry `name` (and of every function it calls): the
-        one at hand, else compiled now from the lowered module, and handed to `stored`."""
+        one at hand, else compiled now from its lowered module (`entry_modules`), and
+        handed to `stored`."""
         from irkit.backends.llvm_cpu import compile_object, entry_functions, run_interruptibly
         mc = self.models[model]
         symbol = mc.prefix + name
@@ -250,7 +334,7 @@ class CompiledModels:
             code = self.entry_code.get(symbol)
             if code is not None:
                 return code
-            lowered = mc.lowered.op
+            lowered = self.entry_modules(model, name).lowered.op
             # On a helper thread, so that Ctrl-C acts at once; not verified again: the
             # pipeline's last row verified it (or irkit printed it, and the cache checked
             # the text's digest)
@@ -263,34 +347,77 @@ class CompiledModels:
         return code
 
     def runner(self, model: str, threads: int = 0) -> "CompiledRunner":
-        """A runner of `model`'s functions, each entry's object code loaded in process
-        (MCJIT) on its first call, compiled first if need be (`entry_object`), its parallel
-        loops on `threads` threads (`JitModule.set_threads`: 0, OpenMP's default)."""
+        """A runner of `model`'s functions, each entry lowered and compiled if need be on
+        its first call (`entry_object`), its object code then loaded in process (MCJIT), its
+        parallel loops on `threads` threads (`JitModule.set_threads`: 0, OpenMP's
+        default)."""
         from irkit.backends.llvm_cpu import check_threads, load_object
         if not self.jit:
             raise ValueError("position-independent object code is for a library, not for "
                              "loading in process")
         check_threads(threads)
         mc = self.models[model]
-        interface = mc.interface.op
-        entries = {_sym(fn): fn for fn in interface.regions[0].blocks[0].ops if _is_entry(fn)}
 
         def load(name: str):
             symbol = mc.prefix + name
-            jm = load_object(self.entry_object(model, name), {symbol: entries[name]})
+            jm = load_object(self.entry_object(model, name),
+                             {symbol: lookup_symbol_in(self.entry_modules(model, name)
+                                                       .interface.op, symbol)})
             jm.set_threads(threads)
             return jm.functions[symbol], jm
-        return CompiledRunner(interface, {}, None, graph=mc.graph, bodies=mc.lowered,
-                              load=load)
+
+        if mc.lowered is not None:
+            return CompiledRunner(mc.interface.op, {}, None, graph=mc.graph, bodies=mc.lowered,
+                                  load=load)
+
+        def entry(name: str) -> Entry:
+            modules = self.entry_modules(model, name)
+            e = Entry(lookup_symbol_in(modules.interface.op, mc.prefix + name))
+            e.bodies = modules.lowered
+            return e
+        names = entry_names(mc.graph.op)
+        if mc.prefix:
+            names = [n[len(mc.prefix):] for n in names if n.startswith(mc.prefix)]
+        return CompiledRunner(mc.variables_module(), {}, None, graph=mc.graph, load=load,
+                              entries=LazyEntries(names, entry))
+
+
+class LazyEntries(Mapping):
+    """A runner's entries (name -> `Entry`) whose names are known and each of which is made
+    (`make(name)`: the JIT lowers the entry then) when first looked up; `made(name)` is the
+    entry if it was."""
+
+    def __init__(self, names, make: Callable[[str], "Entry"]) -> None:
+        self._names = list(names)
+        self._made: dict = {}
+        self._make = make
+
+    def __getitem__(self, name: str) -> "Entry":
+        e = self._made.get(name)
+        if e is None:
+            if name not in self._names:
+                raise KeyError(name)
+            e = self._made[name] = self._make(name)
+        return e
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def made(self, name: str) -> "Entry | None":
+        return self._made.get(name)
 
 
 def compile_models(models: dict[str, Operation], *, opt_level: int = 2, cpu: str = "native",
                    jit: bool = True, make_pm=None, disable=()) -> CompiledModels:
-    """Lower each model by the pipeline table (`lower_model_with_graph`, `make_pm` and
-    `disable` as there) for `cpu` (`irkit.backends.llvm_cpu.cpu_target`): for `jit`, one
-    model's lowered module as it is (its functions' own names are the symbols), each entry
-    compiled on its first call (`CompiledModels.entry_object`); otherwise one flat module of
-    every model's functions, named `<model>_<function>`
+    """Compile models for `cpu` (`irkit.backends.llvm_cpu.cpu_target`) by the pipeline
+    table (`make_pm` and `disable` as for `lower_model_with_graph`): for `jit`, one model
+    taken to the `GRAPH_STAGE` now, each entry lowered and compiled on its first call
+    (`CompiledModels.entry_modules`, `entry_object`; its functions' own names are the
+    symbols); otherwise every model lowered now (`lower_model_with_graph`) and one flat
+    module of every model's functions, named `<model>_<function>`
     (`irkit.exporters.library.flat_module`), as a library exports them, compiled now."""
     from irkit.backends.llvm_cpu import compile_object, cpu_target, llvm_level, \
         run_interruptibly
@@ -300,21 +427,23 @@ def compile_models(models: dict[str, Operation], *, opt_level: int = 2, cpu: str
     llvm_level(opt_level)       # an unknown level or CPU is refused here, not at a first call
     cpu_target(cpu)
     mark_target(models, cpu)
+    options = {"opt_level": opt_level, "cpu": cpu, "disable": sorted(disable)}
+    make_pm = make_pm or default_make_pm(disable)
+    if jit:
+        return CompiledModels(None, {
+            name: ModelCode(name, "", IRText(module), IRText(graph_stage(module, make_pm)))
+            for name, module in models.items()}, True, options=options, make_pm=make_pm)
     pairs = {name: lower_model_with_graph(mod, make_pm, disable)
              for name, mod in models.items()}
     lowered = {name: p[1] for name, p in pairs.items()}
-    code = None
-    if not jit:
-        # On a helper thread, so that Ctrl-C acts at once; not verified again: `_run_rows`
-        # has verified every lowered module after its last row (the flat module is their
-        # functions).
-        code = run_interruptibly(compile_object, flat_module(lowered), opt_level, cpu,
-                                 jit=False, verify=False)
+    # On a helper thread, so that Ctrl-C acts at once; not verified again: `_run_rows` has
+    # verified every lowered module after its last row (the flat module is their functions).
+    code = run_interruptibly(compile_object, flat_module(lowered), opt_level, cpu,
+                             jit=False, verify=False)
     return CompiledModels(code, {
-        name: ModelCode(name, "" if jit else f"{name}_", IRText(models[name]),
-                        IRText(pairs[name][0]), IRText(lowered[name]),
-                        IRText(interface_module(lowered[name])))
-        for name in models}, jit, options={"opt_level": opt_level, "cpu": cpu})
+        name: ModelCode(name, f"{name}_", IRText(models[name]), IRText(pairs[name][0]),
+                        IRText(lowered[name]), IRText(interface_module(lowered[name])))
+        for name in models}, False, options=options)
 
 
 def mark_target(models: dict[str, Operation], cpu: str) -> None:
@@ -371,9 +500,11 @@ def _is_entry(fn: Operation) -> bool:
 
 
 class Entry:
-    """One lowered function's calling convention, read from its argument attributes."""
+    """One lowered function's calling convention, read from its argument attributes;
+    `bodies`, where set, the lowered module that holds its body (else the runner's)."""
 
     def __init__(self, fn: Operation, symbol: str | None = None) -> None:
+        self.bodies: IRText | None = None
         self.name = fn.properties["sym_name"].value
         self.symbol = symbol or self.name
         ftype = fn.properties["function_type"].value
@@ -469,11 +600,14 @@ class CompiledRunner:
 
     `functions` maps entry names to their `JitFunction`s; an entry it lacks is asked of
     `load` on its first call (name -> (the function, what holds its code alive)), as the
-    JIT compiles each entry then (`CompiledModels.entry_object`)."""
+    JIT compiles each entry then (`CompiledModels.entry_object`). `entries`, when given,
+    are the entries (name -> `Entry`, a `LazyEntries` where the JIT lowers each at its first
+    call) instead of `lowered`'s functions; `lowered` then holds the variables only."""
 
     def __init__(self, lowered: Operation, functions, owner, prefix: str = "",
                  graph: IRText | None = None, bodies: IRText | None = None,
-                 load: Callable[[str], tuple] | None = None) -> None:
+                 load: Callable[[str], tuple] | None = None,
+                 entries: Mapping[str, "Entry"] | None = None) -> None:
         self.module = lowered
         self._graph = graph
         self._graph_functions: dict | None = None
@@ -486,11 +620,13 @@ class CompiledRunner:
         self._fast: dict = {}
         self._local = threading.local()     # `_status`
         self._outputs = OutputArrays()
-        self.entries = {}
-        for fn in lowered.regions[0].blocks[0].ops:
-            if _is_entry(fn):
-                e = Entry(fn)
-                self.entries[e.name[len(prefix):] if prefix else e.name] = e
+        self.entries = entries
+        if entries is None:
+            self.entries = {}
+            for fn in lowered.regions[0].blocks[0].ops:
+                if _is_entry(fn):
+                    e = Entry(fn)
+                    self.entries[e.name[len(prefix):] if prefix else e.name] = e
         self.functions = {}             # entry name -> JitFunction
         #: what holds the code alive: the engines, the library
         self._owners = [owner] if owner is not None else []
@@ -515,6 +651,15 @@ class CompiledRunner:
             self._owners.append(owner)
             self._add(name, fn)
         return fn
+
+    def unlowered(self, name: str) -> Operation | None:
+        """The graph function of entry `name` where the entry is not lowered yet (the JIT
+        lowers it at its first call): what tells its inputs and outputs until then, as the
+        lowered function would (tests/unit/test_compile_cache.py checks both agree)."""
+        made = getattr(self.entries, "made", None)
+        if made is None or made(name) is not None:
+            return None
+        return self.graph_functions.get(name)
 
     @property
     def graph_functions(self) -> dict[str, Operation]:
@@ -645,7 +790,7 @@ class CompiledRunner:
         if status is not None and status[0]:
             try:
                 raise e.run_time_error(status, fn_name,
-                                       lookup_symbol_in(self._bodies.op, e.name))
+                                       lookup_symbol_in((e.bodies or self._bodies).op, e.name))
             finally:
                 status[:] = 0
 

@@ -439,14 +439,15 @@ def distributed_engine(engine: str, text: str, filename: str, model: str | None,
     world_for(ranks)
     load_mpi_symbols()
 
+    make_pm = partitioned_pipeline(passes, disable)
+
     def build():
         models = model_modules(compile_source(text, filename))
         name = select_model(models, filename, model)
-        return compile_models({name: models[name]}, opt_level=opt_level,
-                              make_pm=partitioned_pipeline(passes, disable))
+        return compile_models({name: models[name]}, opt_level=opt_level, make_pm=make_pm)
     compiled = cached_compile(text, filename, model or "*", build, jit=True,
                               options={"opt_level": opt_level, "disable": sorted(disable),
-                                       "partition": passes}, cache=cache)
+                                       "partition": passes}, cache=cache, make_pm=make_pm)
     SOURCES.add(filename, text)
     name = select_model(compiled.models, filename, model)
     whole = None

@@ -226,10 +226,13 @@ class CompiledEngine(Engine):
         return set(self.runner.entries)
 
     def inputs(self, fn: str) -> list[InputSpec]:
-        return self.runner.entries[fn].inputs
+        graph_fn = self.runner.unlowered(fn)        # a JIT entry not called yet
+        return arg_specs(graph_fn) if graph_fn is not None else self.runner.entries[fn].inputs
 
     def outputs(self, fn: str) -> list[str]:
-        return self.runner.entries[fn].output_names
+        graph_fn = self.runner.unlowered(fn)
+        return result_names(graph_fn) if graph_fn is not None else \
+            self.runner.entries[fn].output_names
 
     def variables(self) -> dict[str, tuple[np.ndarray, tuple, np.dtype]]:
         return {name: (contiguous(np.asarray(value)), shape, dtype) for name, shape, dtype, value

@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from irkit.attributes import (
-    BoolAttr, DenseArrayAttr, DenseElementsAttr, DictionaryAttr, FloatAttr, IntegerAttr,
-    StringAttr, SymbolRefAttr, TypeAttr, numpy_dtype,
+    ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DictionaryAttr, FloatAttr,
+    IntegerAttr, StringAttr, SymbolRefAttr, TypeAttr, numpy_dtype,
 )
 from irkit.ad_rules import NonDifferentiable
 from irkit.dialects.arith.fold import constant_fold
@@ -627,6 +627,25 @@ class VariableOp(Op):
 
     def interpret(self, interp, values):
         return []
+
+
+def variable_record(var: VariableOp) -> DictionaryAttr:
+    """One entry of a lowered module's `graph.variables` attribute (`variable_specs`): the
+    variable's name, tensor type, initializer and its arguments."""
+    entry = {"name": StringAttr(var.var_name), "type": TypeAttr(var.tensor_type),
+             "initializer": var.properties["initializer"]}
+    if var.properties.get("init_args") is not None:
+        entry["init_args"] = var.properties["init_args"]
+    return DictionaryAttr(entry)
+
+
+def variables_attribute(module: Operation) -> ArrayAttr | None:
+    """The `graph.variables` attribute that bufferization gives `module` for its
+    `graph.variable` declarations (None where it has none), the module left as it is: what a
+    runtime reads of a model whose functions are not lowered yet (the JIT's)."""
+    records = [variable_record(op) for op in module.regions[0].blocks[0].ops
+               if isinstance(op, VariableOp)]
+    return ArrayAttr(records) if records else None
 
 
 def variable_state(interp, op: Operation, ref: SymbolRefAttr) -> tuple[dict, str]:

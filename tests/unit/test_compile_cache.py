@@ -149,8 +149,8 @@ def _record_compiles(monkeypatch) -> list[frozenset]:
 
 def test_each_entry_compiles_on_its_first_call_and_only_its_functions(cache_dir, model_file,
                                                                      monkeypatch):
-    """Loading lowers the model and compiles nothing; the first call of an entry compiles
-    it and what it calls, not the other entry, and adds its code to the cache entry."""
+    """Loading compiles nothing; the first call of an entry lowers and compiles it and what
+    it calls, not the other entry, and adds its code to the cache entry."""
     calls = _record_compiles(monkeypatch)
     cold = irkit.load_model(model_file, engine="jit")
     assert calls == [] and dict(compile_cache.stats) == {"misses": 1, "stores": 1}
@@ -167,25 +167,28 @@ def test_each_entry_compiles_on_its_first_call_and_only_its_functions(cache_dir,
 
 def test_a_warm_start_compiles_only_the_entries_no_process_called(cache_dir, model_file,
                                                                   monkeypatch):
-    """An entry written after `train_step` alone was called: a warm load runs no pass,
-    compiles `forward` from the cached lowered module on its first call, and stores it; the
-    next load compiles nothing. Each runs as the cold model does."""
+    """An entry written after `train_step` alone was called: a warm load and `train_step`
+    run no pass and compile nothing; `forward`, which no process had called, is lowered
+    from the cached graph-stage module (passes run) and compiled on its first call, and
+    stored; the next load lowers and compiles nothing. Each runs as the cold model does."""
     batch = _batch()
     cold = irkit.load_model(model_file, engine="jit")
     cold.train_step(**batch)
     compile_cache.stats.clear()
+    runs, real_run = [], PassManager.run
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(PassManager, "run", lambda *a, **k: pytest.fail("a pass ran"))
+        patch.setattr(PassManager, "run", lambda *a, **k: runs.append(1) or real_run(*a, **k))
         calls = _record_compiles(patch)
         warm = irkit.load_model(model_file, engine="jit")
         warm.train_step(**batch)
-        assert calls == []
+        assert calls == [] and runs == []
         got = warm.forward(**batch)
-        assert len(calls) == 1 and "forward" in calls[0]
+        assert len(calls) == 1 and "forward" in calls[0] and runs
         assert dict(compile_cache.stats) == {"hits": 1, "stores": 1}
     want = cold.forward(**batch)
     _assert_same((got,), (want,))
     _forbid_compiling(monkeypatch)
+    monkeypatch.setattr(PassManager, "run", lambda *a, **k: pytest.fail("a pass ran"))
     again = irkit.load_model(model_file, engine="jit")
     again.train_step(**batch)
     _assert_same((again.forward(**batch),), (want,))
