@@ -615,7 +615,8 @@ class CompiledRunner:
         self._shape_cache: dict = {}
         self._signatures: dict = {}     # `_signature` -> per output (key, shape, dtype, small)
         #: (entry, *input shapes) -> the same, for calls through the compiled Python entry
-        #: (`run`); `_fast` holds each entry's (input names, the entry) once it has one
+        #: (`run`); `_fast` holds each entry's (input names, the compiled Python entry, its
+        #: `Entry`) once it has one
         self._by_shapes: dict = {}
         self._fast: dict = {}
         self._local = threading.local()     # `_status`
@@ -760,7 +761,7 @@ class CompiledRunner:
         `prepare`'s signature and this function's bookkeeping."""
         fast = self._fast.get(name)
         if fast is not None and len(given) == len(fast[0]):
-            e, entry = self.entries[name], fast[1]
+            _, entry, e = fast
             try:
                 arrays = [given[n] for n in fast[0]]
                 known = self._by_shapes.get((name, *[a.shape for a in arrays]))
@@ -782,7 +783,7 @@ class CompiledRunner:
         fn(*[sources[where][key] for where, key in e.slots])
         self._raise_status(e, status, fn_name)
         if fast is None and fn._entry is not None:
-            self._fast[name] = ([spec.name for spec in e.inputs], fn._entry)
+            self._fast[name] = ([spec.name for spec in e.inputs], fn._entry, e)
         return dict(zip(e.output_names, outs))
 
     def _raise_status(self, e: "Entry", status, fn_name: str) -> None:
