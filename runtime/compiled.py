@@ -71,7 +71,7 @@ from irkit.runtime.inputs import InputSpec, bind_dims, check_inputs, contiguous
 from irkit.runtime.outputs import MIN_BYTES, OutputArrays
 from irkit.runtime.shapes import concrete_output_shapes, output_dims
 from irkit.source_files import read_source
-from irkit.symbols import lookup_symbol_in
+from irkit.symbols import lookup_symbol_in, symbol_name, symbol_uses
 from irkit.target import TARGET_ATTRIBUTE
 from irkit.target import attribute as target_attribute
 from irkit.types import I64
@@ -124,6 +124,25 @@ def graph_stage(module: Operation, make_pm, target: str = "cpu") -> Operation:
     return graph
 
 
+def _entries_left_out(module: Operation, keep: Collection[str]) -> list[Operation]:
+    """The entries of `module` that neither are in `keep` nor are referenced, directly or
+    through other symbols, by those that are."""
+    top = {}
+    for op in module.regions[0].blocks[0].ops:
+        name = symbol_name(op)
+        if name is not None:
+            top[name] = op
+    live = {top[n] for n in keep if n in top}
+    work = list(live)
+    while work:
+        for _, _, ref in symbol_uses(work.pop()):
+            target = top.get(ref.root)
+            if target is not None and target not in live:
+                live.add(target)
+                work.append(target)
+    return [op for op in top.values() if _is_entry(op) and op not in live]
+
+
 def entry_names(module: Operation) -> list[str]:
     """The functions of `module` the runtime calls (`_is_entry`), in module order."""
     return [_sym(fn) for fn in module.regions[0].blocks[0].ops if _is_entry(fn)]
@@ -134,13 +153,13 @@ def lower_graph(graph: Operation, make_pm, target: str = "cpu",
     """A copy of the graph-stage module `graph` taken through the rest of the pipeline table
     (`make_pm` as for `lower_model_with_graph`), with `graph.dims` on the output arguments;
     of the entries (`entry_names`) only those in `entries` when given: the others are left
-    out before lowering (the functions they call stay), which is how the JIT lowers one
-    entry at its first call (`CompiledModels.entry_modules`)."""
+    out before lowering, unless one of those kept calls them (every other function stays),
+    which is how the JIT lowers one entry at its first call (`CompiledModels
+    .entry_modules`)."""
     module = graph.clone()
     if entries is not None:
-        for fn in list(module.regions[0].blocks[0].ops):
-            if _is_entry(fn) and _sym(fn) not in entries:
-                fn.erase()
+        for fn in _entries_left_out(module, entries):
+            fn.erase()
     shapes = {_sym(fn): output_dims(fn) for fn in module.regions[0].blocks[0].ops
               if fn.name == "func.func" and fn.regions[0].blocks}
     _run_rows(module, pipeline.GRAPH_STAGE, pipeline.compiled_stage(target), make_pm, target)

@@ -79,3 +79,67 @@ def test_loading_lowers_no_entry_and_a_call_lowers_only_its_own(tmp_path):
     assert sorted(mc.entries) == ["forward", "train_step"]
     for k in want:
         np.testing.assert_allclose(got[k], want[k], rtol=2e-5, atol=1e-6, err_msg=k)
+
+
+def test_an_entry_another_calls_is_lowered_with_it():
+    """Lowering one entry leaves out the others, but not one it calls (through another
+    function too): that stays, and so does every private function."""
+    from irkit.parser import parse_module
+    from irkit.runtime.compiled import _entries_left_out
+    module = parse_module("""
+      func.func @a(%x: f32) -> f32 {
+        %y = func.call @p(%x) : (f32) -> f32
+        return %y : f32
+      }
+      func.func private @p(%x: f32) -> f32 {
+        %y = func.call @b(%x) : (f32) -> f32
+        return %y : f32
+      }
+      func.func @b(%x: f32) -> f32 {
+        return %x : f32
+      }
+      func.func @c(%x: f32) -> f32 {
+        return %x : f32
+      }
+    """, "m.mlir")
+    names = lambda fns: sorted(fn.properties["sym_name"].value for fn in fns)  # noqa: E731
+    assert names(_entries_left_out(module, ["a"])) == ["c"]
+    assert names(_entries_left_out(module, ["b"])) == ["a", "c"]
+    assert names(_entries_left_out(module, ["c"])) == ["a", "b"]
+
+
+def test_first_calls_from_two_threads_lower_each_entry_once(tmp_path, monkeypatch):
+    """Threads that make an entry's first call at once share one lowering of it (and one
+    compile); every call returns what a call on one thread does."""
+    import threading
+
+    from irkit.runtime import compiled as compiled_module
+    path = Path(__file__).resolve().parents[2] / "examples" / "logreg.irk"
+    (name, module), = _models(path).items()
+    lowered, real = [], compiled_module.lower_graph
+
+    def counted(graph, make_pm, target="cpu", entries=None):
+        lowered.append(tuple(entries or ()))
+        return real(graph, make_pm, target, entries)
+    monkeypatch.setattr(compiled_module, "lower_graph", counted)
+    model = Model.from_engine(name, JitEngine(compile_models({name: module}), name))
+    rng = np.random.default_rng(1)
+    batch = {"x": rng.standard_normal((4, 784), dtype=np.float32),
+             "y": np.eye(10, dtype=np.float32)[rng.integers(0, 10, 4)]}
+    results, errors = [], []
+
+    def call():
+        try:
+            results.append(model.forward(**batch))
+        except Exception as e:          # reported below, with the thread's result
+            errors.append(e)
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and lowered == [("forward",)]
+    want = irkit.load_model(path, engine="interpreter").forward(**batch)
+    for got in results:
+        for k in want:
+            np.testing.assert_allclose(got[k], want[k], rtol=2e-5, atol=1e-6, err_msg=k)
