@@ -11,9 +11,11 @@ An entry is one `CompiledModels` (`irkit.runtime.compiled`): the object files wi
 symbols it calls, and per model the text of its graph module as the DSL wrote it, of its
 graph-stage module (shape functions), of its lowered module and of that module's interface
 (signatures and argument roles only) — a library's whole, the JIT's per entry lowered so
-far — and the initial values of the variables drawn at random (`keep_drawn_values`). A runner made from it parses only the interface and loads the
-object with MCJIT, so a warm start skips the DSL, the passes and LLVM's compiling altogether
-(and `numpy.random`, 7 ms of the example MLP's warm start). Text, JSON and raw arrays, not
+far — and the initial values of the variables drawn at random (`keep_drawn_values`). A
+JIT runner made from it parses the graph-stage module (the entries' inputs, the variables,
+the outputs' shapes), an entry's interface at its first call, and loads the object with
+MCJIT, so a warm start skips the DSL, the passes and LLVM's compiling altogether (and
+`numpy.random`, 7 ms of the example MLP's warm start). Text, JSON and raw arrays, not
 pickles: an entry never runs code when read.
 
 Algorithm:

@@ -394,11 +394,8 @@ class CompiledModels:
             e = Entry(lookup_symbol_in(modules.interface.op, mc.prefix + name))
             e.bodies = modules.lowered
             return e
-        names = entry_names(mc.graph.op)
-        if mc.prefix:
-            names = [n[len(mc.prefix):] for n in names if n.startswith(mc.prefix)]
         return CompiledRunner(mc.variables_module(), {}, None, graph=mc.graph, load=load,
-                              entries=LazyEntries(names, entry))
+                              entries=LazyEntries(entry_names(mc.graph.op), entry))
 
 
 class LazyEntries(Mapping):
@@ -675,7 +672,7 @@ class CompiledRunner:
     def unlowered(self, name: str) -> Operation | None:
         """The graph function of entry `name` where the entry is not lowered yet (the JIT
         lowers it at its first call): what tells its inputs and outputs until then, as the
-        lowered function would (tests/unit/test_compile_cache.py checks both agree)."""
+        lowered function would (tests/unit/test_lazy_lowering.py checks both agree)."""
         made = getattr(self.entries, "made", None)
         if made is None or made(name) is not None:
             return None
