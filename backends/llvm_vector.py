@@ -70,8 +70,10 @@ def _ordered_max(lw: FunctionLowering, name: str, v: ir.Value) -> ir.Value:
 
     Why not `llvm.vector.reduce.fmaximum`. LLVM expands it lane pair by lane pair into a
     NaN- and zero-aware select sequence, down to scalars at the end: 45 instructions in one
-    dependent chain for a 10-class cross-entropy's row maximum (AVX-512), a 4-8% share of
-    the logistic regression's training step (measured). Here the order is done in integers:
+    dependent chain for a 10-class cross-entropy's row maximum (AVX-512). This took the
+    logistic regression's training step (B=100) from 38.0 to 37.2 us on 1 thread and from
+    31.2 to 29.8 us on 2, and a 4096 x 1024 row softmax from 2.41 to 2.33 ms (in-process
+    A/B, calls alternated). Here the order is done in integers:
     with `k = bits ^ ((bits >>s (W - 1)) & (2^(W-1) - 1))`, every float that is not NaN
     maps to a W-bit integer in the same order (the negative ones' magnitude bits flipped,
     so -0 is -1 and +0 is 0), and the map is its own inverse. One integer `smax` / `smin`
