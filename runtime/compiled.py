@@ -286,10 +286,8 @@ class ModelCode:
 
     def variables_module(self) -> Operation:
         """A module whose `graph.variables` attribute lists the model's variables (what
-        `variable_specs` reads): the interface, else made from the graph module's
-        declarations as bufferization makes it."""
-        if self.interface is not None:
-            return self.interface.op
+        `variable_specs` reads), made from the graph module's declarations as bufferization
+        makes it: a JIT model has no lowered module whose attribute it could read."""
         from irkit.dialects.graph import variables_attribute
         graph = self.graph.op
         top = ModuleOp.create_empty(graph.location)
@@ -326,13 +324,10 @@ class CompiledModels:
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def entry_modules(self, model: str, name: str) -> EntryModules:
-        """The lowered module and interface of `model`'s entry `name`: the whole model's
-        where it was lowered at once, else the entry's, lowered now from the graph module if
-        not before (`lower_graph`). An error in the lowering is raised here, at the entry's
-        first call, located at its model line."""
+        """The lowered module and interface of `model`'s entry `name`, lowered now from the
+        graph module if not before (`lower_graph`). An error in the lowering is raised here,
+        at the entry's first call, located at its model line."""
         mc = self.models[model]
-        if mc.lowered is not None:
-            return EntryModules(mc.lowered, mc.interface)
         with self._lock:                # two threads' first calls lower it once
             found = mc.entries.get(name)
             if found is None:
@@ -385,15 +380,10 @@ class CompiledModels:
             jm.set_threads(threads)
             return jm.functions[symbol], jm
 
-        if mc.lowered is not None:
-            return CompiledRunner(mc.interface.op, {}, None, graph=mc.graph, bodies=mc.lowered,
-                                  load=load)
-
         def entry(name: str) -> Entry:
             modules = self.entry_modules(model, name)
-            e = Entry(lookup_symbol_in(modules.interface.op, mc.prefix + name))
-            e.bodies = modules.lowered
-            return e
+            return Entry(lookup_symbol_in(modules.interface.op, mc.prefix + name),
+                         bodies=modules.lowered)
         return CompiledRunner(mc.variables_module(), {}, None, graph=mc.graph, load=load,
                               entries=LazyEntries(entry_names(mc.graph.op), entry))
 
@@ -519,8 +509,9 @@ class Entry:
     """One lowered function's calling convention, read from its argument attributes;
     `bodies`, where set, the lowered module that holds its body (else the runner's)."""
 
-    def __init__(self, fn: Operation, symbol: str | None = None) -> None:
-        self.bodies: IRText | None = None
+    def __init__(self, fn: Operation, symbol: str | None = None,
+                 bodies: IRText | None = None) -> None:
+        self.bodies = bodies
         self.name = fn.properties["sym_name"].value
         self.symbol = symbol or self.name
         ftype = fn.properties["function_type"].value
