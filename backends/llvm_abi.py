@@ -195,26 +195,66 @@ class _MethodDef(ctypes.Structure):
 _METH_FASTCALL = 0x80
 #: what a Python entry returns where it did not call (`llvm_pyentry`'s guards)
 _FALLBACK = object()
+#: what a model's call entry returns where the call set its error status (the caller raises)
+CALL_ERROR = object()
 _api: dict = {}
 
 
 def _python_api() -> dict | None:
     """The addresses a Python entry's table holds (`llvm_pyentry.TABLE`), or None where the
-    numpy array fields it reads are not where it reads them (`_array_fields_hold`)."""
+    numpy array fields it reads are not where it reads them (`_array_fields_hold`). The
+    "PyArray_Empty" slot is 0 where numpy's is not found (`_array_empty`): then no model
+    call entry is made."""
     if "table" not in _api:
         _api["table"] = None
         if _array_fields_hold():
             api = ctypes.pythonapi
             fn = {name: ctypes.cast(getattr(api, name), ctypes.c_void_p).value
-                  for name in ("Py_IncRef", "PyEval_SaveThread", "PyEval_RestoreThread")}
+                  for name in ("Py_IncRef", "Py_DecRef", "PyEval_SaveThread",
+                               "PyEval_RestoreThread", "PyDict_Size", "PyDict_GetItem",
+                               "PyDict_New", "PyDict_SetItem")}
             values = {**fn, "None": id(None), "fallback": id(_FALLBACK),
-                      "ndarray": id(np.ndarray)}
+                      "ndarray": id(np.ndarray), "dict": id(dict), "error": id(CALL_ERROR),
+                      "PyArray_Empty": _array_empty(), "record": 0}
             _api["table"] = [values[name] for name in pyentry.TABLE]
             new = api.PyCFunction_NewEx
             new.restype = ctypes.py_object
             new.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
             _api["new"] = new
     return _api["table"]
+
+
+#: numpy's C API: the index of PyArray_Empty in its function table, the same in numpy 1.x
+#: and 2.x (the table's order is numpy's ABI)
+_ARRAY_EMPTY_SLOT = 184
+
+
+def _array_empty() -> int:
+    """The address of numpy's `PyArray_Empty(nd, dims, descr, fortran)`, read from the C API
+    table numpy exports to extensions (its `_ARRAY_API` capsule), or 0 where a probe call
+    does not give the array it must."""
+    try:
+        from numpy._core import _multiarray_umath as umath          # numpy 2
+    except ImportError:                                             # pragma: no cover
+        from numpy.core import _multiarray_umath as umath          # numpy 1.26
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    try:
+        functions = get(umath._ARRAY_API, None)
+    except (AttributeError, ValueError):
+        return 0
+    address = ctypes.c_void_p.from_address(functions + 8 * _ARRAY_EMPTY_SLOT).value
+    # a Python-API function: called holding the GIL (PYFUNCTYPE), with the reference to the
+    # dtype it steals
+    empty = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_int, ctypes.POINTER(ctypes.c_int64),
+                              ctypes.py_object, ctypes.c_int)(address)
+    dtype = np.dtype(np.float32)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(dtype))
+    probe = empty(2, (ctypes.c_int64 * 2)(2, 3), dtype, 0)
+    ok = type(probe) is np.ndarray and probe.shape == (2, 3) and probe.dtype is dtype \
+        and probe.flags.c_contiguous
+    return address if ok else 0
 
 
 def _array_fields_hold() -> bool:
@@ -241,25 +281,36 @@ def _array_fields_hold() -> bool:
 
 
 class _Table(np.ndarray):
-    """A Python entry's table (`llvm_pyentry.TABLE`: int64 addresses), the `self` of its
-    builtin function, which holds it; it holds the PyMethodDef the builtin points to in
-    turn (`method`), so that the two live exactly as long as each other. An ndarray
-    subclass, because the entry finds the addresses at an array object's data field."""
+    """A function's table (`llvm_pyentry.TABLE`: int64 addresses), the `self` of its Python
+    entries' builtin functions, which hold it; it holds the PyMethodDefs the builtins point
+    to in turn (`methods`), so that they all live exactly as long as each other, and the
+    objects whose addresses it holds beyond numpy's and Python's own: the argument names
+    (`names`) and the record (`record`). An ndarray subclass, because the entries find the
+    addresses at an array object's data field."""
 
-    method = None
+    methods: list
+    names: list
+    record = None
 
 
-def python_entry(address: int, name: str, dtypes: list[np.dtype]):
-    """A builtin function calling the Python entry at `address` with arrays, or None where
-    there is no entry (`address` 0) or it cannot be used here (`_python_api`). `dtypes` are
-    the arguments' element types: the entry compares each array's dtype object with
-    numpy's own object for it (alive as long as numpy)."""
-    table = _python_api() if address else None
+def _entry_table(dtypes: list[np.dtype]) -> _Table | None:
+    """A new table for a function of arguments of `dtypes` (names not set, no record), or
+    None where entries cannot be used here (`_python_api`). The entries compare each
+    array's dtype object with numpy's own object for it (alive as long as numpy)."""
+    table = _python_api()
     if table is None:
         return None
-    table = np.array(table + [id(np.dtype(d)) for d in dtypes], dtype=np.int64).view(_Table)
-    table.method = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
-    return _api["new"](ctypes.byref(table.method), table, None)
+    table = np.array(table + [id(np.dtype(d)) for d in dtypes] + [0] * len(dtypes),
+                     dtype=np.int64).view(_Table)
+    table.methods, table.names = [], []
+    return table
+
+
+def _builtin(table: _Table, address: int, name: str):
+    """A builtin function calling the entry at `address` with `table` as its `self`."""
+    method = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
+    table.methods.append(method)
+    return _api["new"](ctypes.byref(method), table, None)
 
 
 class _Buffers(threading.local):
@@ -274,9 +325,9 @@ class JitFunction:
     """A compiled function called with numpy arrays and scalars (see the module docstring)."""
 
     def __init__(self, name: str, inputs: list[Type], results: list[Type], address: int,
-                 keepalive=None, entry: int = 0) -> None:
-        """`entry` is the address of the function's Python entry (`llvm_pyentry`), 0 where
-        it has none."""
+                 keepalive=None, entry: int = 0, call: int = 0) -> None:
+        """`entry` and `call` are the addresses of the function's two Python entries
+        (`llvm_pyentry`: its arrays; a model's call), 0 where it has none."""
         self.name = name
         self.inputs = inputs
         self.results = results
@@ -304,12 +355,38 @@ class JitFunction:
         self._plain = not results and all(isinstance(s, _MemRefParam) for s in self._slots)
         self._local = _Buffers()
         self.keep_descriptors(())
-        # the compiled path of a plain call (`python_entry`): None where there is none
-        self._entry = python_entry(entry, name, [p.dtype for p in self._params]) \
-            if self._plain else None
+        # the compiled path of a plain call (`llvm_pyentry`): None where there is none
+        self._table = _entry_table([p.dtype for p in self._params]) \
+            if self._plain and entry else None
+        self._entry = _builtin(self._table, entry, name) if self._table is not None else None
+        self._call = call if self._table is not None and self._table[pyentry.ARRAY_EMPTY] \
+            else 0
 
     def __repr__(self) -> str:
         return f"<compiled function @{self.name}>"
+
+    def model_call(self, names: list[str | None]):
+        """A builtin function making a model's call of this function, `f(given, store,
+        status)` -> the outputs by name (`llvm_pyentry`'s second entry), its arguments found
+        by `names` (per argument its input's, output's or variable's name, None for the
+        status); None where the function has no such entry. It calls nothing until `record`
+        gave it sizes."""
+        if not self._call:
+            return None
+        table = self._table
+        table.names = [sys.intern(n) if n is not None else None for n in names]
+        at = pyentry.names_at(len(self.inputs))
+        for i, n in enumerate(table.names):
+            table[at + i] = id(n) if n is not None else 0
+        return _builtin(table, self._call, self.name)
+
+    def record(self, shapes: list[tuple]) -> None:
+        """Let the model call entry (`model_call`) take inputs of these sizes, and allocate
+        outputs of those: `shapes`, per input and output argument in argument order, are
+        those of a call whose inputs were checked. It replaces the record before."""
+        record = np.array([d for shape in shapes for d in shape] or [0], np.int64)
+        self._table.record = record         # the entry reads it holding the GIL
+        self._table[pyentry.RECORD] = record.ctypes.data
 
     def keep_descriptors(self, indices) -> None:
         """Reuse the descriptor of each memref argument in `indices` while it is passed the

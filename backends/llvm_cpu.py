@@ -68,7 +68,7 @@ from irkit.backends.llvm_abi import JitFunction
 from irkit.backends.llvm_parallel import SLEEPING_WORK_SHIFT, THREADS_GLOBAL, WORK_SHIFT_GLOBAL
 from irkit.backends.llvm_lowering import RULES, ModuleLowering, Signature
 from irkit.backends.llvm_partition import Partition, split_module
-from irkit.backends.llvm_pyentry import PREFIX, add_python_entries
+from irkit.backends.llvm_pyentry import CALL_PREFIX, PREFIX, add_python_entries
 from irkit.backends.llvm_types import BackendError, error_at
 
 __all__ = ["compile_module", "JitModule", "translate", "optimized_module", "emit_llvm_ir",
@@ -817,7 +817,8 @@ def load_object(code: ObjectCode, functions: dict[str, Operation]) -> JitModule:
         if not addr:
             raise BackendError(f"the object code has no function '{symbol}'", fn.location)
         jitted[symbol] = JitFunction(symbol, sig.inputs, sig.results, addr, engine,
-                                     engine.get_function_address(PREFIX + symbol))
+                                     engine.get_function_address(PREFIX + symbol),
+                                     engine.get_function_address(CALL_PREFIX + symbol))
     return JitModule(jitted, "", {"load_ms": (time.perf_counter() - t0) * 1e3}, engine)
 
 
@@ -905,9 +906,11 @@ def load_shared(path: str | os.PathLike, module: Operation) -> JitModule:
             name = fn.properties["sym_name"].value
             sig = Signature(fn)
             addr = ctypes.cast(lib[name], ctypes.c_void_p).value
-            try:            # a library built before the Python entries has none
-                entry = ctypes.cast(lib[PREFIX + name], ctypes.c_void_p).value
-            except AttributeError:
-                entry = 0
-            functions[name] = JitFunction(name, sig.inputs, sig.results, addr, lib, entry)
+            entries = []
+            for prefix in (PREFIX, CALL_PREFIX):
+                try:        # a library built before the Python entries has none
+                    entries.append(ctypes.cast(lib[prefix + name], ctypes.c_void_p).value)
+                except AttributeError:
+                    entries.append(0)
+            functions[name] = JitFunction(name, sig.inputs, sig.results, addr, lib, *entries)
     return JitModule(functions, "", {}, lib)

@@ -274,7 +274,7 @@ def test_another_input_shape_gives_outputs_of_that_shape(tiny):
 
 def test_a_signature_seen_before_stands_only_for_its_own_layout_and_dtype(tiny):
     """The runner's short paths are keyed by each input's type, dtype, shape and strides
-    (`prepare`'s), or by its shape with the compiled entry checking the rest (`run`'s): an
+    (`prepare`'s), or by its shape with the compiled call checking the rest (`run`'s): an
     input equal in shape but strided, of another dtype, or a list, goes through the full
     checks (copied, converted) after the same shape served as is."""
     tiny.variables["w"] = np.arange(6, dtype=np.float32).reshape(3, 2) / 10
@@ -303,30 +303,154 @@ model classes {
 """
 
 
-def test_a_known_shape_goes_through_the_compiled_entry_and_its_errors_still_show():
-    """After a checked call, inputs of the same names and shapes are passed as given to the
-    compiled Python entry (`CompiledRunner.run`'s short path), which checks their dtype and
-    layout itself: a wrong dtype is converted, a label out of range is the located run-time
-    error, other names are refused by name, and the next good call runs."""
+def _counting_checks(monkeypatch, runner) -> list:
+    """A list that gets one element per call of `runner`'s checked path (`prepare`)."""
+    calls: list = []
+    prepare = runner.prepare
+
+    def counted(*args):
+        calls.append(args[0])
+        return prepare(*args)
+
+    monkeypatch.setattr(runner, "prepare", counted)
+    return calls
+
+
+def test_a_recorded_shape_goes_through_the_compiled_call_and_its_errors_still_show(
+        monkeypatch):
+    """After a checked call, inputs of the same sizes go through the compiled model call
+    (`JitFunction.model_call`) and not the checked path, which checks their dtype and
+    layout itself: a wrong dtype is converted by the checked path, other sizes are checked
+    and recorded in their turn, a label out of range is the located run-time error, other
+    names are refused by name, and the next good call runs compiled again."""
     m = Model(find_model(compile_source(CLASSES, "classes.irk"), "classes"), engine="jit")
     ref = Model(find_model(compile_source(CLASSES, "classes.irk"), "classes"))
     x = np.random.default_rng(3).standard_normal((5, 4)).astype(np.float32)
     labels = np.array([0, 2, 1, 1, 0], np.int32)
-    runner = m._engine.runner
-    assert "train_step" not in runner._fast
-    for given in (x, x, x.astype(np.float64), x):
-        got = m.train_step(x=given, labels=labels)["loss"]
-        want = ref.train_step(x=x, labels=labels)["loss"]
+    checked = _counting_checks(monkeypatch, m._engine.runner)
+    # (inputs, whether the checked path takes the call)
+    for (given, n), slow in (((x, 5), True), ((x, 5), False), ((x.astype(np.float64), 5), True),
+                             ((x, 5), False), ((x, 3), True), ((x, 3), False),
+                             ((x, 5), True)):
+        before = len(checked)
+        got = m.train_step(x=given[:n], labels=labels[:n])["loss"]
+        want = ref.train_step(x=x[:n], labels=labels[:n])["loss"]
         np.testing.assert_allclose(got, want, rtol=1e-5)
-        assert "train_step" in runner._fast          # taken from the first call on
+        assert len(checked) - before == slow
     np.testing.assert_allclose(m.variables["w"], ref.variables["w"], rtol=1e-5, atol=1e-7)
     bad = labels.copy()
     bad[3] = 7
+    before = len(checked)
     with pytest.raises(ValueError, match=r"classes.irk:6:10: error: .*label 7 is out of range"
                                          r" for 3 classes"):
         m.train_step(x=x, labels=bad)
+    assert len(checked) == before                    # raised from the compiled call's status
     with pytest.raises(ValueError, match="missing input 'labels'"):
         m.train_step(x=x, labelz=labels)
-    before = m.variables["w"].copy()
+    with pytest.raises(ValueError, match="unknown input 'z'"):
+        m.train_step(x=x, labels=labels, z=labels)
+    w = m.variables["w"].copy()
     m.train_step(x=x, labels=labels)                 # the status was cleared
-    assert not np.array_equal(m.variables["w"], before)
+    assert not np.array_equal(m.variables["w"], w)
+    assert len(checked) == before + 2
+
+
+def test_the_compiled_call_gives_new_outputs_reads_replaced_variables(tiny, monkeypatch):
+    """Each compiled call allocates its outputs: a result kept from one step is not written
+    by the next. A variable replaced between steps is looked up again, and a store that is
+    not exactly a dict goes through the checked path."""
+    tiny.variables["w"] = np.full((3, 2), 0.25, np.float32)
+    tiny.variables["b"] = np.zeros(2, np.float32)
+    x, y = _data(4, 5)
+    checked = _counting_checks(monkeypatch, tiny._engine.runner)
+    tiny.forward(x=x, y=y)
+    first = tiny.forward(x=x, y=y)
+    kept = first["p"].copy()
+    new_w = np.arange(6, dtype=np.float32).reshape(3, 2)
+    tiny.variables["w"] = new_w
+    second = tiny.forward(x=x, y=y)
+    assert sorted(second) == ["loss", "p"] and second["p"] is not first["p"]
+    np.testing.assert_array_equal(first["p"], kept)
+    np.testing.assert_allclose(second["p"], x @ new_w, rtol=1e-5)
+    assert len(checked) <= 1                         # the first call, if no test recorded x's
+    runner = tiny._engine.runner
+
+    class Store(dict):
+        pass
+
+    got = runner.run("forward", "tiny", {"x": x, "y": y}, Store(tiny._store))
+    np.testing.assert_allclose(got["p"], x @ new_w, rtol=1e-5)
+    assert checked[-1] == "forward" and len(checked) <= 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.sampled_from(["f32", "f64", "strided",
+                                                              "other_y"])),
+                min_size=1, max_size=8))
+def test_the_compiled_call_equals_numpy_through_any_sequence_of_calls(tiny, calls):
+    """Calls of drawn batch sizes, dtypes and layouts, one after another: each result is
+    numpy's `x @ w + b`, whatever the record holds from the calls before; inputs whose batch
+    sizes disagree are the checked path's error."""
+    tiny.variables["w"] = np.arange(6, dtype=np.float32).reshape(3, 2) / 4
+    tiny.variables["b"] = np.array([1.0, -2.0], np.float32)
+    w, b = tiny.variables["w"].copy(), tiny.variables["b"].copy()
+    for n, kind in calls:
+        x, y = _data(n, n)
+        given = {"f32": x, "f64": x.astype(np.float64), "other_y": x,
+                 "strided": np.repeat(x, 2, axis=1)[:, ::2]}[kind]
+        if kind == "other_y":
+            with pytest.raises(ValueError, match=f"dimension B is {n} in input 'x' but "
+                                                 f"{n + 1} in input 'y'"):
+                tiny.forward(x=given, y=_data(n + 1, n)[1])
+            continue
+        got = tiny.forward(x=given, y=y)
+        np.testing.assert_allclose(got["p"], x @ w + b, rtol=1e-5)
+        assert got["p"].shape == (n, 2)
+
+
+def test_compiled_calls_from_several_threads_with_their_own_sizes(tiny):
+    """Threads calling at once with different batch sizes replace the record under each
+    other (the switch interval at 1 us): every call still gets outputs of its own size and
+    numpy's values."""
+    tiny.variables["w"] = np.arange(6, dtype=np.float32).reshape(3, 2) / 8
+    tiny.variables["b"] = np.array([0.5, 0.25], np.float32)
+    w, b = tiny.variables["w"].copy(), tiny.variables["b"].copy()
+    wrong: list = []
+
+    def work(n: int) -> None:
+        x, y = _data(n, n)
+        for _ in range(300):
+            p = tiny.forward(x=x, y=y)["p"]
+            if p.shape != (n, 2) or not np.allclose(p, x @ w + b, rtol=1e-5):
+                wrong.append((n, p.shape))
+
+    run_switching(work, [(n,) for n in (1, 2, 3, 5)])
+    assert not wrong
+
+
+LARGE = """
+model large {
+  input x: f32[N]
+  y = x * 2.0
+  output y
+}
+"""
+
+
+def test_large_outputs_keep_the_checked_path_and_their_pages(monkeypatch):
+    """A call with an output of `MIN_BYTES` or more is not recorded: each goes through the
+    checked path, whose `OutputArrays` hands the dropped output's buffer back."""
+    m = Model(find_model(compile_source(LARGE, "large.irk"), "large"), engine="jit")
+    checked = _counting_checks(monkeypatch, m._engine.runner)
+    x = np.ones(1 << 19, np.float32)                 # 2 MiB out
+    addresses = []
+    for _ in range(3):
+        y = m.forward(x=x)["y"]
+        np.testing.assert_array_equal(y, 2 * x)
+        addresses.append(y.ctypes.data)
+        del y
+    assert len(checked) == 3 and len(set(addresses)) == 1
+    small = np.ones(4, np.float32)
+    for _ in range(2):
+        np.testing.assert_array_equal(m.forward(x=small)["y"], 2 * small)
+    assert len(checked) == 4
