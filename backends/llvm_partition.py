@@ -18,7 +18,9 @@ Algorithm:
    pass did on the whole module, before the split.
 3. Deal the functions to `parts` partitions by their size in lines (LPT: the largest first,
    each to the lightest partition so far): a function's optimization and code generation
-   time grows with its size, 90-220 us a line at -O2. The `cold` functions (host code that
+   time grows with its size, 90-220 us a line at -O2, but for the `free` ones (the Python
+   entries, `optnone`), which weigh nothing: the MLP's step took 130 and 300 ms in its two
+   partitions when they weighed their lines. The `cold` functions (host code that
    `llvm_cpu` optimizes less) are dealt to partitions of their own, since a partition is
    optimized at one level: up to `parts` of each kind, as many threads as partitions.
 4. Each partition's text: the shared lines, its own functions, and a declaration of each
@@ -74,19 +76,24 @@ class _Item:
     internal: bool = False
 
 
-def split_module(irmod: ir.Module, parts: int,
-                 cold: frozenset[str] = frozenset()) -> list[Partition]:
+def split_module(irmod: ir.Module, parts: int, cold: frozenset[str] = frozenset(),
+                 free: frozenset[str] = frozenset()) -> list[Partition]:
     """`irmod` split into at most `parts` partitions of the functions named in `cold` and
     at most `parts` of the others (the module docstring): one when it is small
-    (`MIN_SPLIT_LINES`), its text as `str(irmod)` prints it but for step 2. The cycle
+    (`MIN_SPLIT_LINES`), its text as `str(irmod)` prints it but for step 2. The functions
+    named in `free` are left unoptimized (`optnone`): they weigh nothing in step 3. The cycle
     collector is paused meanwhile, as for the translation (`ModuleLowering.translate`)."""
     with gc_paused():
-        return _split(irmod, parts, cold)
+        return _split(irmod, parts, cold, free)
 
 
-def _split(irmod: ir.Module, parts: int, cold: frozenset[str]) -> list[Partition]:
+def _split(irmod: ir.Module, parts: int, cold: frozenset[str],
+           free: frozenset[str]) -> list[Partition]:
     items = _merge_identical(_printed(irmod))
     functions = [item for item in items if item.name is not None]
+    for f in functions:
+        if f.name in free:
+            f.lines = 0
     total = sum(f.lines for f in functions)
     if parts <= 1 or total < MIN_SPLIT_LINES or len(functions) < 2:
         return [Partition("\n".join(item.text for item in items),

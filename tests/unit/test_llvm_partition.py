@@ -167,6 +167,19 @@ def test_llvm_levels():
         llvm_cpu.llvm_level(4)
 
 
+def test_free_functions_weigh_nothing_in_the_deal(logreg):
+    """The Python entries (`free`: left unoptimized, long in lines) count no lines: each
+    partition weighs the lines of its other functions, and those are dealt evenly."""
+    irmod = _translated(logreg)
+    lines = _function_lines(irmod)
+    free = frozenset(n for n in lines if n.startswith(("_irkit_py_", "_irkit_call_")))
+    assert {"_irkit_py_train_step", "_irkit_call_train_step"} <= free
+    split = llvm_partition.split_module(irmod, 2, free=free)
+    weights = [sum(lines[n] for n in p.functions if n not in free) for p in split]
+    assert [p.lines for p in split] == weights
+    assert max(weights) - min(weights) <= max(v for n, v in lines.items() if n not in free)
+
+
 def _function_lines(irmod) -> dict[str, int]:
     return {f.name: str(f).count("\n") for f in irmod.functions if not f.is_declaration}
 
