@@ -9,8 +9,8 @@ the same cost the same way: the code that turns arrays into what the kernel take
 too.
 
 What. For each public function whose arguments are all memrefs and which has no results
-(what a model's entries are; `plain`), the module gets a second function,
-`_irkit_py_<name>`, with CPython's METH_FASTCALL signature
+(what a model's entries are; `plain`), the module gets an entry, `_irkit_py_<name>`, with
+CPython's METH_FASTCALL signature
 
     PyObject *entry(PyObject *table, PyObject *const *args, Py_ssize_t nargs)
 
@@ -19,8 +19,9 @@ and calls the function. `llvm_abi.JitFunction` makes it a Python builtin functio
 (`PyCFunction_NewEx`) whose `self` is `table`, a numpy int64 array of addresses it fills in
 the calling process (the `TABLE` slots): CPython's `Py_IncRef`, `None`, a fallback object,
 `PyEval_SaveThread` and `PyEval_RestoreThread`, the `numpy.ndarray` type, and per argument
-the numpy dtype object it must have. So the object code names no symbol of Python's: it is
-the same in the compile cache, in a shared library for C, and in any process.
+the numpy dtype object it must have (the call entry below reads the other slots). So the
+object code names no symbol of Python's: it is the same in the compile cache, in a shared
+library for C, and in any process.
 
 Guards. The entry checks every argument before it reads more of it: exactly `ndarray` (by
 type), the expected dtype object (numpy's canonical one: an equal dtype that is another
@@ -31,7 +32,7 @@ then takes the general path, which converts what it can or raises a `ValueError`
 argument (`llvm_abi._MemRefParam`). So a wrong argument costs a slower call, never a wrong
 read. The GIL is released around the call, as ctypes releases it.
 
-The second entry: a model's whole call. Around 30 us of kernels, a logistic-regression
+The call entry: a model's whole call. Around 30 us of kernels, a logistic-regression
 step spent 8.5 us in the Python that turned `train_step(x=..., labels=...)` into the first
 entry's call: looking up the inputs, comparing their shapes with those of calls before,
 allocating the outputs, reading the status and building the result dict. The same Python
@@ -53,8 +54,10 @@ record and the last allocation runs any.
 
 The array fields read are numpy's `PyArrayObject` (data, nd, dimensions, strides, descr at
 `ARRAY_FIELDS`), public in numpy's C headers since 1.7 and the same in 2.x; the Python side
-checks them on a probe array before it uses any entry (`llvm_abi.python_entry`) and keeps to
-ctypes where they differ (another numpy, a debug or free-threaded Python).
+checks them on a probe array before it uses any entry (`llvm_abi._python_api`) and keeps to
+ctypes where they differ (another numpy, a debug or free-threaded Python). It finds
+`PyArray_Empty` in the function table numpy exports to C extensions and checks it on a
+probe call; without it, no call entry is used.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ PREFIX = "_irkit_py_"
 #: byte offsets of numpy's PyArrayObject fields, after PyObject's header (refcount, type)
 ARRAY_FIELDS = {"ob_type": 8, "data": 16, "nd": 24, "dimensions": 32, "strides": 40,
                 "descr": 56}
-#: the call of function `f` (the module docstring's second entry) is `CALL_PREFIX + f`
+#: the call entry of function `f` (the module docstring) is `CALL_PREFIX + f`
 CALL_PREFIX = "_irkit_call_"
 #: the slots of a function's table (an int64 array, shared by its two entries): what they
 #: hold; per argument, its dtype object from `DTYPES` on, then its name object
