@@ -367,7 +367,7 @@ class JitFunction:
 
     def model_call(self, names: list[str | None]):
         """A builtin function making a model's call of this function, `f(given, store,
-        status)` -> the outputs by name (`llvm_pyentry`'s second entry), its arguments found
+        status)` -> the outputs by name (`llvm_pyentry`'s call entry), its arguments found
         by `names` (per argument its input's, output's or variable's name, None for the
         status); None where the function has no such entry. It calls nothing until `record`
         gave it sizes."""

@@ -78,7 +78,7 @@ ARRAY_FIELDS = {"ob_type": 8, "data": 16, "nd": 24, "dimensions": 32, "strides":
 CALL_PREFIX = "_irkit_call_"
 #: the slots of a function's table (an int64 array, shared by its two entries): what they
 #: hold; per argument, its dtype object from `DTYPES` on, then its name object
-#: (`names_at`); "record" is the shapes array of the call's second entry (0: none yet)
+#: (`names_at`); "record" is the call entry's shapes array (0: none yet)
 TABLE = ("Py_IncRef", "None", "fallback", "PyEval_SaveThread", "PyEval_RestoreThread",
          "ndarray", "Py_DecRef", "dict", "PyDict_Size", "PyDict_GetItem", "PyDict_New",
          "PyDict_SetItem", "PyArray_Empty", "error", "record")
