@@ -208,6 +208,12 @@ def _dim(lw: FunctionLowering, op, args):
     return _memref(lw, args[0], op.operands[0].type).size(op.properties["axis"].value)
 
 
+@lowers("memory.address")
+def _address(lw: FunctionLowering, op, args):
+    first = _memref(lw, args[0], op.operands[0].type).element_ptr([])
+    return lw.builder.ptrtoint(first, I64)
+
+
 # ---------------------------------------------------------------------------------------------
 # Views
 # ---------------------------------------------------------------------------------------------

@@ -14,17 +14,18 @@ bigger buffer; the offset and strides count elements). Ops:
   a 1-D vector of consecutive elements along the last dimension (these four in
   `access`);
 - `memory.copy`: every element of one buffer into another of the same shape;
-- `memory.dim`: the size of one dimension;
+- `memory.dim`: the size of one dimension; `memory.address`: the address of its first element;
 - `memory.check`: a run-time error recorded in a status buffer when a condition fails (the
   code, value and bound of the failing site; in `access`);
 - `memory.fence`: the running thread's non-temporal stores ordered before what follows
   (in `access`).
 
-Effects. The core has one effect trait, `Pure`: `dim`, `view`, `subview` and `collapse_shape`
-carry it (they compute a new descriptor and touch no memory), every other op has effects and
-is never CSE'd, hoisted or erased for being unused. Which effect, on which buffer, is told by each
-op's `memory_effects()` (MLIR's `MemoryEffectOpInterface`), and `effects_of(op)` answers for
-any op, so that liveness and buffer reuse need not know this dialect's op list.
+Effects. The core has one effect trait, `Pure`: `dim`, `address`, `view`, `subview` and
+`collapse_shape` carry it (they compute a new descriptor or read one and touch no memory),
+every other op has effects and is never CSE'd, hoisted or erased for being unused. Which
+effect, on which buffer, is told by each op's `memory_effects()` (MLIR's
+`MemoryEffectOpInterface`), and `effects_of(op)` answers for any op, so that liveness and
+buffer reuse need not know this dialect's op list.
 
 Reference semantics. A memref value is a numpy array, and views are numpy views sharing
 memory, so a store through a view is seen through its base. A memref argument is the

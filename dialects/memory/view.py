@@ -1,5 +1,6 @@
-"""`memory.view`, `memory.subview`, `memory.collapse_shape` and `memory.dim`, and the layout
-arithmetic they share with the rest of the `memory` dialect, its lowerings and the backends.
+"""`memory.view`, `memory.subview`, `memory.collapse_shape`, `memory.dim` and `memory.address`,
+and the layout arithmetic they share with the rest of the `memory` dialect, its lowerings and
+the backends.
 
 These are the dialect's ops on descriptors of memory that already exists (all `Pure`: they
 touch no memory), and nearly all of its layout rules; they sit apart from `buffers` so that
@@ -20,6 +21,8 @@ the dialect's home stays about allocation and effects. This module holds:
   (`memref.collapse_shape`; `collapsed_layout` its result's layout).
 - `memory.dim`: the size of one dimension, folded to the size operand of the alloc, arena,
   view or subview that made the buffer.
+- `memory.address`: the byte address of the first element, for alignment decided at run
+  time.
 
 Their reference semantics are numpy views of the source, so a store through one is seen
 through its base; a view out of bounds or misaligned, or a window out of bounds, is an
@@ -655,3 +658,49 @@ class DimOp(Op):
 
     def evaluate(self, a):
         return int(a.shape[self.axis.value])
+
+
+# ---------------------------------------------------------------------------------------------
+# address
+# ---------------------------------------------------------------------------------------------
+
+
+@memory.op
+class AddressOp(Op):
+    """The byte address of a buffer's first element (all indices 0), as an `index`: what a
+    transformation that depends on the alignment of the memory at run time reads
+    (`linalg-matmul-blis`'s dot products start their vector loop where the rows of A are
+    aligned to a vector). Any use of it must be correct for every value: the interpreter
+    gives numpy's address of the array's first element, the LLVM backend the descriptor's
+    aligned pointer plus its offset, and the two differ between the engines.
+
+        %a = memory.address %m : memref<?x784xf32>
+    """
+
+    name = "memory.address"
+    memref = Operand(MemRef)
+    result = Result(Index)
+    traits = (Pure(),)
+
+    @classmethod
+    def create(cls, memref: Value, location=None) -> "AddressOp":
+        return cls.build(memref, location=location)
+
+    def infer_result_types(self):
+        return [INDEX]
+
+    @classmethod
+    def parse(cls, p, num_results):
+        ref = p.parse_operand_ref()
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        t = parse_memref_type(p)
+        return cls.build(p.resolve(ref, t), attributes=attrs)
+
+    def print(self, p):
+        p.write(f" {p.value(self.memref)}")
+        p.attr_dict(self)
+        p.write(f" : {self.memref.type}")
+
+    def evaluate(self, a):
+        return int(a.__array_interface__["data"][0])

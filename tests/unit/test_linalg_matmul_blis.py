@@ -379,6 +379,45 @@ def test_dot_products_dynamic_rows(threads):
         check(c, a, b, np.full((m, 10), 0.5), 2.0**-21 * 28)
 
 
+@pytest.mark.parametrize("k", [16, 64, 784])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_dot_products_start_where_a_is_aligned(k, threads):
+    """K a whole number of vectors (at least two) and A's rows a whole number of vectors
+    apart: the vector loop starts where A's rows are aligned, read off A's address at run
+    time (`memory.address`), and B is transposed rotated to match. Every start in a vector
+    (A's first element 0 .. 7 floats into 32 bytes, 8 lanes) gives numpy's product, and so
+    does the interpreter, whose address is numpy's."""
+    src = generic(None, 10, k, widened=True)
+    module = transformed(src, lanes=8)
+    assert str(module).count("memory.address") == 1
+    f = jit(src, threads=threads, lanes=8)
+    rng = np.random.default_rng(k + threads)
+    memory = np.zeros(12 * k + 64, np.float32)
+    first = memory.ctypes.data // 4
+    b = rng.standard_normal((k, 10)).astype(np.float32)
+    for m in (1, 5, 12):
+        for into in range(8):
+            start = (into - first) % 8
+            a = memory[start:start + m * k].reshape(m, k)
+            assert (a.ctypes.data // 4) % 8 == into
+            a[...] = rng.standard_normal((m, k))
+            c0 = rng.standard_normal((m, 10))
+            c = c0.copy()
+            f(a, b, c)
+            check(c, a, b, c0, 2.0**-21 * max(8, np.sqrt(k)))
+            if m == 5 and k == 64:
+                ref = c0.copy()
+                Interpreter(module).call(lookup_symbol_in(module, "f"), [a, b, ref])
+                check(ref, a, b, c0, 2.0**-21 * 8)
+
+
+def test_dot_products_start_at_zero_where_a_cannot_align():
+    """A tail after the last whole vector, or a single vector: the loop starts at k = 0,
+    no address read."""
+    for k in (8, 20, 8 * 3 + 1):
+        assert "memory.address" not in str(transformed(generic(None, 10, k), lanes=8))
+
+
 def test_dot_products_interpreter_before_and_after():
     src = generic(None, 10, 19, widened=True)
     m = 7

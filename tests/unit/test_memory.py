@@ -678,3 +678,25 @@ def test_licm_hoists_only_what_cannot_trap():
     assert interpret(m, "f", base, 0, 3, 2) == before
     # The loop that does not run must not trap on the dynamic subview.
     assert interpret(m, "f", base, 0, 0, 100) == 0
+
+
+def test_address_is_the_first_elements_in_both_engines():
+    """`memory.address` of a buffer is the address of its first element: numpy's data
+    pointer of the array (or view) passed, in the interpreter and in compiled code (the
+    descriptor's aligned pointer plus its offset)."""
+    pytest.importorskip("llvmlite")
+    from irkit.backends.llvm_cpu import compile_module
+    m = module("""
+    func.func @f(%m: memref<?x4xf32, strided<[4, 1], offset: ?>>, %out: memref<1xindex>) {
+      %c0 = arith.constant 0 : index
+      %a = memory.address %m : memref<?x4xf32, strided<[4, 1], offset: ?>>
+      memory.store %a, %out[%c0] : memref<1xindex>
+      return
+    }""")
+    f = compile_module(m).functions["f"]
+    base = np.zeros((5, 4), np.float32)
+    for view in (base, base[1:], base[3:]):
+        for run in (lambda out: interpret(m, "f", view, out), lambda out: f(view, out)):
+            out = np.zeros(1, np.int64)
+            run(out)
+            assert out[0] == view.ctypes.data

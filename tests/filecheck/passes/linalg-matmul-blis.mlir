@@ -420,45 +420,73 @@ func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x
 // FEW:           memory.alloc() : memref<8x32x2xf32>
 // With the default tile, N = 10 leaves 6 of 16 lanes idle (10 of 16 with lanes = 8): A is read
 // along K at stride 1, so the op runs as dot products along K instead (passes/blis/dot.py).
-// B is transposed once into Bt (10 x 64), 8 rows at a time in registers: each row of B one
-// vector of its 10 columns, the 8 laid end to end by shuffles, column j every 10th of those 80
-// elements from j on, stored as one vector of Bt's row j. Each tile of 4 rows (rows past M
-// read row M - 1) and each group of 5 columns keeps 20 vector accumulators over k in steps of
-// 8, sums their lanes (a reassociated reduction), and adds each sum into C, rows past M
-// never stored. The threads split the row tiles in a team region, each its own Bt (a
-// private buffer it fills before the loop; with parallel=false, one Bt and no team).
-// Without dot and transpose the BLIS tile of 16 columns stays (NTILE).
+// K = 64 is a whole number of vectors and every row of A starts at the same place in a vector
+// (64 floats a row), so the vector loop starts at S, the first k where A's rows are aligned to
+// a vector, computed from A's address at run time (memory.address: the element index into its
+// vector, 8 minus that, mod 8). B is transposed into Bt (10 x 64) rotated by S: column m of Bt
+// is row S + m of B for the first 56, 8 rows at a time in registers (each row of B one vector
+// of its 10 columns, the 8 laid end to end by shuffles, column j every 10th of those 80
+// elements from j on, stored as one vector of Bt's row j); its last 8 columns are B's rows
+// 0 .. S - 1 and 56 + S .. 63, picked by lane. Each tile of 4 rows (rows past M read row
+// M - 1) and each group of 5 columns keeps 20 vector accumulators over A's k = S + m and Bt's
+// m in steps of 8, then one more step: A's first vector in the lanes before S, its last in
+// the others, against Bt's last 8 columns. Then it sums their lanes (a reassociated
+// reduction), and adds each sum into C, rows past M never stored. The threads split the row
+// tiles in a team region, each its own Bt (a private buffer it fills before the loop; with
+// parallel=false, one Bt and no team). Without dot and transpose the BLIS tile of 16 columns
+// stays (NTILE).
 // SKINNY-LABEL: func.func @skinny(
 // SKINNY-SAME:      %[[A:[^:]*]]: memref<?x64xf32>, %[[B:[^:]*]]: memref<64x10xf32>, %[[C:[^:]*]]: memref<?x10xf32>
 // SKINNY:         %[[M:.*]] = memory.dim %[[A]], 0
-// SKINNY:         omp.parallel {
+// SKINNY:         %[[ADDR:.*]] = memory.address %[[A]] : memref<?x64xf32>
+// SKINNY-NEXT:    %[[ELEM:.*]] = arith.divui %[[ADDR]], %{{.*}} : index
+// SKINNY-NEXT:    %[[INTO:.*]] = arith.remui %[[ELEM]], %[[EIGHT:.*]] : index
+// SKINNY-NEXT:    %[[BACK:.*]] = arith.subi %[[EIGHT]], %[[INTO]] : index
+// SKINNY-NEXT:    %[[S:.*]] = arith.remui %[[BACK]], %[[EIGHT]] : index
+// SKINNY-NEXT:    omp.parallel {
 // SKINNY-NEXT:      %[[BT:.*]] = memory.alloc() : memref<10x64xf32>
-// SKINNY:         loop.for %[[K:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step %{{[^ ]*}} {
-// SKINNY-NEXT:      %[[R0:[^ ]*]] = memory.vector_load %[[B]][%[[K]], %{{[^]]*}}] : memref<64x10xf32>, vector<10xf32>
-// SKINNY-COUNT-7:   memory.vector_load %[[B]][{{.*}} : memref<64x10xf32>, vector<10xf32>
-// SKINNY-NEXT:      vector.shuffle %[[R0]], %{{[^ ]*}} [0, 1, {{.*}}, 18, 19] : vector<10xf32>, vector<10xf32>
-// SKINNY:           %[[ROWS:[^ ]*]] = vector.shuffle {{.*}} : vector<40xf32>, vector<40xf32>
-// SKINNY-NEXT:      %[[COL0:[^ ]*]] = vector.shuffle %[[ROWS]], %[[ROWS]] [0, 10, 20, 30, 40, 50, 60, 70] : vector<80xf32>, vector<80xf32>
-// SKINNY-NEXT:      memory.vector_store %[[COL0]], %[[BT]][%{{[^,]*}}, %[[K]]] : memref<10x64xf32>, vector<8xf32>
-// SKINNY-NEXT:      vector.shuffle %[[ROWS]], %[[ROWS]] [1, 11, 21, 31, 41, 51, 61, 71]
-// SKINNY:           vector.shuffle %[[ROWS]], %[[ROWS]] [9, 19, 29, 39, 49, 59, 69, 79]
-// SKINNY-NEXT:      memory.vector_store
-// SKINNY-NEXT:    }
-// SKINNY-NOT:     memory.store
-// SKINNY:         loop.parallel
-// SKINNY:           %[[LAST:.*]] = arith.subi %[[M]], %{{.*}} : index
-// SKINNY:           %[[ROW0:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
-// SKINNY:           %[[ACC:.*]]:20 = loop.for %[[KK:[^ ]*]] = {{.*}} iter_args(
-// SKINNY-NEXT:        memory.vector_load %[[A]][%[[ROW0]], %[[KK]]] : memref<?x64xf32>, vector<8xf32>
-// SKINNY-COUNT-3:     memory.vector_load %[[A]]
-// SKINNY-NEXT:        %[[Y:.*]] = memory.vector_load %[[BT]][%{{.*}}, %[[KK]]] : memref<10x64xf32>, vector<8xf32>
-// SKINNY-NEXT:        math.fma %{{.*}}, %[[Y]], %{{.*}} : vector<8xf32>
-// SKINNY:           %[[S:.*]] = vector.reduction <add>, %[[ACC]]#0 fastmath<reassoc> : vector<8xf32> into f32
-// SKINNY:           %[[IN:.*]] = arith.cmpi slt, %[[ROW:.*]], %[[M]] : index
-// SKINNY-NEXT:      loop.if %[[IN]] {
-// SKINNY-NEXT:        %[[OLD:.*]] = memory.load %[[C]][%[[ROW]], %{{.*}}] : memref<?x10xf32>
-// SKINNY-NEXT:        %[[NEW:.*]] = arith.addf %[[OLD]], %[[S]] : f32
-// SKINNY-NEXT:        memory.store %[[NEW]], %[[C]][%[[ROW]], %{{.*}}] : memref<?x10xf32>
+// SKINNY-NEXT:      loop.for %[[K:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step %[[EIGHT]] {
+// SKINNY-NEXT:        %[[K0:.*]] = arith.addi %[[K]], %[[S]] : index
+// SKINNY:             %[[R0:[^ ]*]] = memory.vector_load %[[B]][%[[K0]], %{{[^]]*}}] : memref<64x10xf32>, vector<10xf32>
+// SKINNY-COUNT-7:     memory.vector_load %[[B]][{{.*}} : memref<64x10xf32>, vector<10xf32>
+// SKINNY-NEXT:        vector.shuffle %[[R0]], %{{[^ ]*}} [0, 1, {{.*}}, 18, 19] : vector<10xf32>, vector<10xf32>
+// SKINNY:             %[[ROWS:[^ ]*]] = vector.shuffle {{.*}} : vector<40xf32>, vector<40xf32>
+// SKINNY-NEXT:        %[[COL0:[^ ]*]] = vector.shuffle %[[ROWS]], %[[ROWS]] [0, 10, 20, 30, 40, 50, 60, 70] : vector<80xf32>, vector<80xf32>
+// SKINNY-NEXT:        memory.vector_store %[[COL0]], %[[BT]][%{{[^,]*}}, %[[K]]] : memref<10x64xf32>, vector<8xf32>
+// SKINNY-NEXT:        vector.shuffle %[[ROWS]], %[[ROWS]] [1, 11, 21, 31, 41, 51, 61, 71]
+// SKINNY:             vector.shuffle %[[ROWS]], %[[ROWS]] [9, 19, 29, 39, 49, 59, 69, 79]
+// SKINNY-NEXT:        memory.vector_store
+// SKINNY-NEXT:      }
+// SKINNY-NEXT:      %[[BEFORE:.*]] = arith.cmpi slt, %{{.*}}, %[[S]] : index
+// SKINNY-COUNT-7:   arith.cmpi slt, %{{.*}}, %[[S]] : index
+// SKINNY-NEXT:      %[[ROW:.*]] = arith.select %[[BEFORE]], %{{.*}}, %{{.*}} : index
+// SKINNY-COUNT-7:   arith.select
+// SKINNY-NEXT:      memory.vector_load %[[B]][%[[ROW]], %{{.*}}] : memref<64x10xf32>, vector<10xf32>
+// SKINNY:           memory.vector_store %{{.*}}, %[[BT]][%{{[^,]*}}, %[[LASTCOL:[0-9a-z_]+]]] : memref<10x64xf32>, vector<8xf32>
+// SKINNY-NOT:       memory.store
+// SKINNY:           loop.parallel
+// SKINNY:             %[[LAST:.*]] = arith.subi %[[M]], %{{.*}} : index
+// SKINNY:             %[[ROW0:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
+// SKINNY:             %[[ACC:.*]]:20 = loop.for %[[KK:[^ ]*]] = {{.*}} iter_args(
+// SKINNY-NEXT:          %[[KA:.*]] = arith.addi %[[KK]], %[[S]] : index
+// SKINNY-NEXT:          memory.vector_load %[[A]][%[[ROW0]], %[[KA]]] : memref<?x64xf32>, vector<8xf32>
+// SKINNY-COUNT-3:       memory.vector_load %[[A]]
+// SKINNY-NEXT:          %[[Y:.*]] = memory.vector_load %[[BT]][%{{.*}}, %[[KK]]] : memref<10x64xf32>, vector<8xf32>
+// SKINNY-NEXT:          math.fma %{{.*}}, %[[Y]], %{{.*}} : vector<8xf32>
+// SKINNY:             %[[SI:.*]] = arith.index_cast %[[S]] : index to i32
+// SKINNY-NEXT:        %[[SV:.*]] = vector.broadcast %[[SI]] : i32 to vector<8xi32>
+// SKINNY-NEXT:        %[[HEAD:.*]] = arith.cmpi slt, %{{.*}}, %[[SV]] : vector<8xi32>
+// SKINNY-NEXT:        %[[X0:.*]] = memory.vector_load %[[A]][%[[ROW0]], %{{.*}}] : memref<?x64xf32>, vector<8xf32>
+// SKINNY-NEXT:        %[[X1:.*]] = memory.vector_load %[[A]][%[[ROW0]], %[[LASTCOL]]] : memref<?x64xf32>, vector<8xf32>
+// SKINNY-NEXT:        %[[XS:.*]] = arith.select %[[HEAD]], %[[X0]], %[[X1]] : vector<8xi1>, vector<8xf32>
+// SKINNY:             %[[Y1:.*]] = memory.vector_load %[[BT]][%{{.*}}, %[[LASTCOL]]] : memref<10x64xf32>, vector<8xf32>
+// SKINNY-NEXT:        %[[F:.*]] = math.fma %[[XS]], %[[Y1]], %[[ACC]]#0 : vector<8xf32>
+// SKINNY:             %[[SUM:.*]] = vector.reduction <add>, %[[F]] fastmath<reassoc> : vector<8xf32> into f32
+// SKINNY:             %[[IN:.*]] = arith.cmpi slt, %[[ROWN:.*]], %[[M]] : index
+// SKINNY-NEXT:        loop.if %[[IN]] {
+// SKINNY-NEXT:          %[[OLD:.*]] = memory.load %[[C]][%[[ROWN]], %{{.*}}] : memref<?x10xf32>
+// SKINNY-NEXT:          %[[NEW:.*]] = arith.addf %[[OLD]], %[[SUM]] : f32
+// SKINNY-NEXT:          memory.store %[[NEW]], %[[C]][%[[ROWN]], %{{.*}}] : memref<?x10xf32>
 // SKINNY:           memory.dealloc %[[BT]] : memref<10x64xf32>
 // SKINNY-NEXT:      omp.terminator
 // SKINNY-NEXT:    }

@@ -199,6 +199,14 @@ func.func @copy_rank(%a: memref<?xf32>, %b: memref<?x?xf32>) {
 
 // -----
 
+func.func @address_of_a_scalar(%x: f32) -> index {
+  // expected-error @+1 {{'memory.address' op operand #0 must be ranked memref of integer, index, float or complex elements, but got 'f32'}}
+  %p = "memory.address"(%x) : (f32) -> index
+  return %p : index
+}
+
+// -----
+
 func.func @dim_axis(%m: memref<?x4xf32>) -> index {
   // expected-error @+1 {{'memory.dim' op axis 2 is out of range for a memref of rank 2}}
   %d = memory.dim %m, 2 : memref<?x4xf32>

@@ -72,6 +72,18 @@ func.func @vectors(%m: memref<?x8xf32>, %i: index, %j: index) {
   return
 }
 
+// The address of the first element, for alignment decided at run time.
+// CHECK-LABEL: func.func @address(
+// CHECK-SAME:      %[[A:.*]]: memref<?x784xf32>)
+// CHECK-NEXT:    %[[P:.*]] = memory.address %[[A]] : memref<?x784xf32>
+// CHECK-NEXT:    return %[[P]] : index
+// GENERIC-LABEL: sym_name = "address"
+// GENERIC:       "memory.address"(%arg0) : (memref<?x784xf32>) -> index
+func.func @address(%a: memref<?x784xf32>) -> index {
+  %p = memory.address %a : memref<?x784xf32>
+  return %p : index
+}
+
 // CHECK-LABEL: func.func @copy_dim(
 // CHECK-SAME:      %[[A:.*]]: memref<?x4xf32>, %[[B:.*]]: memref<3x?xf32, strided<[8, 1]>>)
 // CHECK-NEXT:    memory.copy %[[A]], %[[B]] : memref<?x4xf32> to memref<3x?xf32, strided<[8, 1]>>
