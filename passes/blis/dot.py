@@ -91,7 +91,7 @@ from irkit.attributes import DenseArrayAttr, DenseElementsAttr, IntegerAttr
 from irkit.builder import Builder
 from irkit.ir import Block, Value
 from irkit.target import Target
-from irkit.types import F32, I32, I64, INDEX, VectorType
+from irkit.types import F32, I32, I64, VectorType
 from irkit.dialects import arith
 from irkit.dialects.arith import CMPI_PREDICATES, materialize_constant
 from irkit.dialects.arith.base import FASTMATH
@@ -321,6 +321,11 @@ class Dot(Blis):
                     out[at] = self.multiply_add(b2, x, y, accs[at])
             return out
 
+        def lanes_summed(b2: Builder, accs: list[Value]) -> list[Value]:
+            flags = FASTMATH.from_names(["reassoc"])
+            return [b2.create(ReductionOp, acc, result_types=[F32], kind=KIND_ATTRS["add"],
+                              fastmath=flags, location=loc).result for acc in accs]
+
         def step(b2: Builder, kk: Value, accs: list[Value]) -> list[Value]:
             shifted = kk if self.k_start is None else e.add(b2, kk, self.k_start)
             xs = [a_at(b2, r, shifted, VectorLoadOp, [self.vec]) for r in range(len(rows))]
@@ -340,17 +345,11 @@ class Dot(Blis):
             xs = [b.create(arith.SelectOp, head, a_at(b, r, 0, VectorLoadOp, [self.vec]),
                            a_at(b, r, k - s.lanes, VectorLoadOp, [self.vec]),
                            location=loc).result for r in range(len(rows))]
-            flags = FASTMATH.from_names(["reassoc"])
-            return [self.widen(b, b.create(ReductionOp, acc, result_types=[F32],
-                                           kind=KIND_ATTRS["add"], fastmath=flags,
-                                           location=loc).result, c.c.type.element)
-                    for acc in fmas(b, xs, k - s.lanes, accs)]
+            return [self.widen(b, x, c.c.type.element)
+                    for x in lanes_summed(b, fmas(b, xs, k - s.lanes, accs))]
 
         def chunk_sums(b2: Builder, k0: Index, k1: Index) -> list[Value]:
-            accs = e.for_(b2, k0, k1, s.lanes, step, [zero] * width)
-            flags = FASTMATH.from_names(["reassoc"])
-            return [b2.create(ReductionOp, acc, result_types=[F32], kind=KIND_ATTRS["add"],
-                              fastmath=flags, location=loc).result for acc in accs]
+            return lanes_summed(b2, e.for_(b2, k0, k1, s.lanes, step, [zero] * width))
 
         last = max(0, (main - 1) // s.chunk * s.chunk)      # where the last chunk starts
         totals = None

@@ -329,11 +329,10 @@ def test_a_recorded_shape_goes_through_the_compiled_call_and_its_errors_still_sh
     labels = np.array([0, 2, 1, 1, 0], np.int32)
     checked = _counting_checks(monkeypatch, m._engine.runner)
     # (inputs, whether the checked path takes the call)
-    for (given, n), slow in (((x, 5), True), ((x, 5), False), ((x.astype(np.float64), 5), True),
-                             ((x, 5), False), ((x, 3), True), ((x, 3), False),
-                             ((x, 5), True)):
+    for (xs, n), slow in (((x, 5), True), ((x, 5), False), ((x.astype(np.float64), 5), True),
+                          ((x, 5), False), ((x, 3), True), ((x, 3), False), ((x, 5), True)):
         before = len(checked)
-        got = m.train_step(x=given[:n], labels=labels[:n])["loss"]
+        got = m.train_step(x=xs[:n], labels=labels[:n])["loss"]
         want = ref.train_step(x=x[:n], labels=labels[:n])["loss"]
         np.testing.assert_allclose(got, want, rtol=1e-5)
         assert len(checked) - before == slow
@@ -396,14 +395,14 @@ def test_the_compiled_call_equals_numpy_through_any_sequence_of_calls(tiny, call
     w, b = tiny.variables["w"].copy(), tiny.variables["b"].copy()
     for n, kind in calls:
         x, y = _data(n, n)
-        given = {"f32": x, "f64": x.astype(np.float64), "other_y": x,
-                 "strided": np.repeat(x, 2, axis=1)[:, ::2]}[kind]
+        xs = {"f32": x, "f64": x.astype(np.float64), "other_y": x,
+              "strided": np.repeat(x, 2, axis=1)[:, ::2]}[kind]
         if kind == "other_y":
             with pytest.raises(ValueError, match=f"dimension B is {n} in input 'x' but "
                                                  f"{n + 1} in input 'y'"):
-                tiny.forward(x=given, y=_data(n + 1, n)[1])
+                tiny.forward(x=xs, y=_data(n + 1, n)[1])
             continue
-        got = tiny.forward(x=given, y=y)
+        got = tiny.forward(x=xs, y=y)
         np.testing.assert_allclose(got["p"], x @ w + b, rtol=1e-5)
         assert got["p"].shape == (n, 2)
 
