@@ -76,6 +76,14 @@ medians of 9 rounds): 1 thread, x 16 bytes into a line 29.5 -> 28.2 us, 48 bytes
 28.2, on a line 26.6 -> 26.9 (the select's step); 2 threads 24.5 -> 24.0, 24.6 -> 23.7 and
 23.2 -> 23.1. The weight gradient (`swapped`, nest.py) still reads x where it lies.
 
+What it costs: which k each lane sums, and so the rounding of the sum, now depends on where
+A lies within a vector's bytes. The same inputs at another place in memory give results
+that agree to rounding, not bit for bit (as Intel MKL's do, unless its conditional numerical
+reproducibility mode is set). The same arrays give the same bits call after call, and so do numpy's large arrays
+(always 16 bytes into a line) and irkit's own buffers (aligned to 64); a batch small enough
+for the heap starts wherever malloc's 16-byte granules put it. A program that needs results
+independent of the inputs' placement passes them aligned to 64 bytes.
+
 Longer K. The nest first took only K of one chunk, and longer ones went to the BLIS nest,
 whose one column tile of 16 lanes held N = 10: a classifier head on 64 x 7 x 7 = 3136
 features, `x @ w` at B = 100, took 90 us on 1 thread and 129 on 2 (13 K blocks of 256, each

@@ -49,8 +49,8 @@ def test_jit_forward_and_training_match_the_interpreter():
     b = _batch(n=3, seed=9)
     fd, fj = dev.forward(**b), jit.forward(**b)
     assert fj["probs"].shape == (3, 10) and fj["loss"].shape == ()
-    for k in fd:
-        np.testing.assert_allclose(fj[k], fd[k], atol=1e-5)
+    for k in fd:        # sums reassociated: a loss of 59 differs in its last few bits
+        np.testing.assert_allclose(fj[k], fd[k], rtol=1e-5, atol=1e-5)
 
 
 def test_jit_variables_are_initialized_like_dev_mode():
