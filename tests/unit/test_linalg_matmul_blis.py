@@ -385,8 +385,9 @@ def test_dot_products_start_where_a_is_aligned(k, threads):
     """K a whole number of vectors (at least two) and A's rows a whole number of vectors
     apart: the vector loop starts where A's rows are aligned, read off A's address at run
     time (`memory.address`), and B is transposed rotated to match. Every start in a vector
-    (A's first element 0 .. 7 floats into 32 bytes, 8 lanes) gives numpy's product, and so
-    does the interpreter, whose address is numpy's."""
+    (A's first element 0 .. 7 floats into 32 bytes, 8 lanes) gives numpy's product, the
+    same bits again on the same arrays, and so does the interpreter, whose address is
+    numpy's."""
     src = generic(None, 10, k, widened=True)
     module = transformed(src, lanes=8)
     assert str(module).count("memory.address") == 1
@@ -405,6 +406,9 @@ def test_dot_products_start_where_a_is_aligned(k, threads):
             c = c0.copy()
             f(a, b, c)
             check(c, a, b, c0, 2.0**-21 * max(8, np.sqrt(k)))
+            again = c0.copy()
+            f(a, b, again)
+            np.testing.assert_array_equal(again, c)     # the same placement, the same bits
             if m == 5 and k == 64:
                 ref = c0.copy()
                 Interpreter(module).call(lookup_symbol_in(module, "f"), [a, b, ref])
