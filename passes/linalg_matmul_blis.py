@@ -494,6 +494,8 @@ class LinalgMatmulBlis(Pass):
     (A packed even where it can be read where it lies), `thin-rows=false` (a tile mostly past
     M computes all its rows, not by pairs), `dot=false` and `transpose=false` (few
     columns keep the N-wide tile, not dot products along K or the sides swapped),
+    `align-start=false` (dot products from k = 0 wherever A lies: results independent of
+    its placement, `dot.Dot.aligned_start`),
     `l2-bytes` / `l3-bytes` (the cache sizes the blocks are made for), `min-flops` (0:
     every match), `parallel=false` (every loop a `loop.for`), `epilogue=false` (the
     epilogue its own nest, as before), `kc-epilogue` (the largest static K made one
@@ -521,6 +523,7 @@ class LinalgMatmulBlis(Pass):
     thin_rows: bool = True
     transpose: bool = True
     dot: bool = True
+    align_start: bool = True
     parallel: bool = True
     epilogue: bool = True
 
@@ -561,6 +564,7 @@ class LinalgMatmulBlis(Pass):
             blis = kind(c, s, constants, self.parallel, fill is not None or split is not None,
                         self.l2_bytes, ep, self.direct_a, self.direct_b_tiles,
                         thin_rows=self.thin_rows)
+            blis.align_start = self.align_start
             blis.emit()
             if split is not None:
                 add_images(whole, c.c, blis, fill)

@@ -77,12 +77,13 @@ medians of 9 rounds): 1 thread, x 16 bytes into a line 29.5 -> 28.2 us, 48 bytes
 23.2 -> 23.1. The weight gradient (`swapped`, nest.py) still reads x where it lies.
 
 What it costs: which k each lane sums, and so the rounding of the sum, now depends on where
-A lies within a vector's bytes. The same inputs at another place in memory give results
-that agree to rounding, not bit for bit (as Intel MKL's do, unless its conditional numerical
-reproducibility mode is set). The same arrays give the same bits call after call, and so do numpy's large arrays
-(always 16 bytes into a line) and irkit's own buffers (aligned to 64); a batch small enough
-for the heap starts wherever malloc's 16-byte granules put it. A program that needs results
-independent of the inputs' placement passes them aligned to 64 bytes.
+A lies within a vector's bytes. The same inputs at another place in memory give results that
+agree to rounding, not bit for bit (as Intel MKL's do, unless its conditional numerical
+reproducibility mode is set). The same arrays give the same bits call after call, and so do
+numpy's large arrays (always 16 bytes into a line) and irkit's own buffers (aligned to 64);
+a batch small enough for the heap starts wherever malloc's 16-byte granules put it. A
+program that needs results independent of the inputs' placement passes them aligned to 64
+bytes, or runs the pass with `align-start=false`.
 
 Longer K. The nest first took only K of one chunk, and longer ones went to the BLIS nest,
 whose one column tile of 16 lanes held N = 10: a classifier head on 64 x 7 x 7 = 3136
@@ -159,7 +160,11 @@ def dot_schedule(lanes: int, target: Target, n: int, k: int, chunk: int) -> Sche
 
 class Dot(Blis):
     """The dot-product nest of a contraction `dot_wins` takes (module docstring): Blis's
-    index arithmetic, operand reads, epilogue and stores, with its own loops."""
+    index arithmetic, operand reads, epilogue and stores, with its own loops. Without
+    `align_start` (the pass's `align-start=false`), its loop starts at k = 0 wherever A
+    lies (module docstring: Alignment)."""
+
+    align_start = True
 
     def emit(self) -> None:
         assert not self.row_factors, "dot_wins takes one factor a side"
@@ -240,7 +245,7 @@ class Dot(Blis):
         e, c, lanes = self.e, self.c, self.s.lanes
         a, dk = c.a[0], c.k[0]
         layout = strides_and_offset(a.buffer.type)
-        if k % lanes or k < 2 * lanes or k > self.s.chunk or \
+        if not self.align_start or k % lanes or k < 2 * lanes or k > self.s.chunk or \
                 not self.rows_loadable(n) or a.buffer.type.element != F32 or \
                 layout is None or None in layout[0] or layout[1] is None:
             return None

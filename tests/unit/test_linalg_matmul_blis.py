@@ -417,9 +417,12 @@ def test_dot_products_start_where_a_is_aligned(k, threads):
 
 def test_dot_products_start_at_zero_where_a_cannot_align():
     """A tail after the last whole vector, or a single vector: the loop starts at k = 0,
-    no address read."""
+    no address read; and so it does everywhere with `align-start=false`."""
     for k in (8, 20, 8 * 3 + 1):
         assert "memory.address" not in str(transformed(generic(None, 10, k), lanes=8))
+    src = generic(None, 10, 64)
+    assert "memory.address" in str(transformed(src, lanes=8))
+    assert "memory.address" not in str(transformed(src, lanes=8, align_start=False))
 
 
 def test_dot_products_interpreter_before_and_after():

@@ -16,6 +16,7 @@
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=6 nr=16 lanes=8 kc=64 min-flops=0 direct-b-tiles=0 parallel=false}' | FileCheck %s --check-prefix=THIN
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{mr=2 nr=16 lanes=8 kc=32 mc=16 nc=128 min-flops=0 dot=false}' | FileCheck %s --check-prefix=PARTS
 // RUN: irkit-opt %s -p 'linalg-matmul-blis{lanes=8 chunk=4 min-flops=0}' | FileCheck %s --check-prefix=CHUNK
+// RUN: irkit-opt %s -p 'linalg-matmul-blis{lanes=8 min-flops=0 align-start=false}' | FileCheck %s --check-prefix=NOALIGN
 
 // A float32 contraction on memrefs becomes BLIS's nest: B packed into zero-padded
 // kc x nr panels (one buffer for the op), a loop.parallel over mc row blocks each packing
@@ -491,6 +492,16 @@ func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x
 // SKINNY-NEXT:      omp.terminator
 // SKINNY-NEXT:    }
 // SKINNY-NEXT:    return
+// With align-start=false the loop starts at k = 0 wherever A lies: no address read, B
+// transposed in order.
+// NOALIGN-LABEL: func.func @skinny(
+// NOALIGN-NOT:     memory.address
+// NOALIGN:         loop.for %[[K:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step %{{[^ ]*}} {
+// NOALIGN:           memory.vector_load %{{.*}}[%[[K]], %{{[^]]*}}] : memref<64x10xf32>, vector<10xf32>
+// NOALIGN-NOT:     memory.address
+// NOALIGN:         vector.reduction <add>
+// NOALIGN-NOT:     arith.select
+// NOALIGN:         return
 // SEQ-LABEL:     func.func @skinny(
 // SEQ-NOT:         omp.parallel
 // SEQ:             %[[BT:.*]] = memory.alloc() : memref<10x64xf32>
