@@ -384,7 +384,10 @@ class JitFunction:
         """Let the model call entry (`model_call`) take inputs of these sizes, and allocate
         outputs of those: `shapes`, per input and output argument in argument order, are
         those of a call whose inputs were checked. It replaces the record before."""
-        record = np.array([d for shape in shapes for d in shape] or [0], np.int64)
+        sizes = [d for shape in shapes for d in shape] or [0]
+        if self._table.record is not None and self._table.record.tolist() == sizes:
+            return                          # a call the entry refused for another reason
+        record = np.array(sizes, np.int64)
         self._table.record = record         # the entry reads it holding the GIL
         self._table[pyentry.RECORD] = record.ctypes.data
 

@@ -524,9 +524,6 @@ class Entry:
         self.variables: list[str] = []    # variable names, in argument order
         # ("in", i) / ("out", k) / ("var", name) / ("status", None): the run-time error status
         self.order: list = []
-        #: per argument, the name a model's call finds it by (`JitFunction.model_call`): its
-        #: input's, output's or variable's; None for the status
-        self.argument_names: list[str | None] = []
         from irkit.backends.llvm_pyentry import argument_roles    # not on `import irkit`
         for i, (t, role) in enumerate(zip(ftype.inputs, argument_roles(fn))):
             d = attrs[i].value if attrs is not None else {}
@@ -539,14 +536,11 @@ class Entry:
                 name = d["graph.name"].value if "graph.name" in d else f"result{k}"
                 self.outputs.append((k, name, t, dims))
                 self.order.append(("out", k))
-                self.argument_names.append(name)
             elif role == "var":
                 self.variables.append(d["graph.variable"].value)
                 self.order.append(("var", d["graph.variable"].value))
-                self.argument_names.append(d["graph.variable"].value)
             elif role == "status":
                 self.order.append(("status", None))
-                self.argument_names.append(None)
             else:
                 name = d["graph.name"].value if "graph.name" in d else f"arg{i}"
                 if dims is None:
@@ -554,7 +548,6 @@ class Entry:
                 self.inputs.append(InputSpec(name, np.dtype(numpy_dtype(t.element)), dims,
                                              str(t.element)))
                 self.order.append(("in", len(self.inputs) - 1))
-                self.argument_names.append(name)
         self.outputs.sort(key=lambda o: o[0])
         self.output_names = [o[1] for o in self.outputs]
         self.output_dtypes = [_storage(o[2]) for o in self.outputs]
@@ -566,6 +559,13 @@ class Entry:
         if ftype.results:
             raise ValueError(f"@{self.name} has non-buffer results; the runtime only calls "
                              "functions whose results are output buffers")
+
+    def argument_names(self) -> list[str | None]:
+        """Per argument, the name a model's call finds it by (`JitFunction.model_call`): its
+        input's, output's or variable's; None for the status."""
+        outputs = {k: name for k, name, _, _ in self.outputs}
+        return [self.inputs[key].name if kind == "in" else outputs[key] if kind == "out"
+                else key for kind, key in self.order]
 
     def run_time_error(self, status: np.ndarray, fn_name: str, fn: Operation) -> ValueError:
         """The error a call reported in its status buffer (`memory.check`): the failing
@@ -655,7 +655,7 @@ class CompiledRunner:
         if e is not None:   # the variables and the status: the same arrays step after step
             fn.keep_descriptors([i for i, (kind, _) in enumerate(e.order)
                                  if kind in ("var", "status")])
-            call = fn.model_call(e.argument_names)
+            call = fn.model_call(e.argument_names())
             if call is not None:
                 self._calls[name] = call
         self.functions[name] = fn
