@@ -5,18 +5,19 @@
                         [--no-compile]
 
 Every workload below is timed for each engine present (irkit's JIT, numpy by hand, PyTorch
-eager, `jax.jit`): the median over `--repeat` calls after a warm-up in each of `--rounds`
-worker processes, with the min-max range, and the ratio numpy / engine (above 1: faster
-than numpy) from the same run. Each engine at each thread count runs in its own worker
-processes, one per round, the engines taking turns (round by round, in a rotated order),
-since on a shared or virtual machine one process's luck (where its threads and pages land,
-a neighbour's burst) moved a column by up to 1.5x from one run to the next: the calls of
-all rounds are pooled. Each worker is pinned to that many cores
-(`sched_setaffinity`) with `OMP_NUM_THREADS` and the BLAS / PyTorch thread counts set to it
-before anything is imported, so no library sees more cores than its column says, and no
-library's idle thread pool competes with the engine being timed: OpenBLAS, PyTorch's OpenMP
-and XLA's threads keep spinning after a call, and timed in one process after them, irkit's
-2-thread MLP step took 1.45 ms (median) against 0.91 ms alone. The table is markdown.
+eager, `jax.jit`): the median over at least `--repeat` calls and 0.2 s of them, after 0.1 s
+of warm-up calls (`timed`), in each of `--rounds` worker processes, with the min-max range,
+and the ratio numpy / engine (above 1: faster than numpy) from the same run. Each engine at
+each thread count runs in its own worker processes, one per round, the engines taking turns
+(round by round, in a rotated order), since on a shared or virtual machine one process's
+luck (where its threads and pages land, a neighbour's burst) moved a column by up to 1.5x
+from one run to the next: the calls of all rounds are pooled. Each worker is pinned to that
+many cores (`sched_setaffinity`) with `OMP_NUM_THREADS` and the BLAS / PyTorch thread counts
+set to it before anything is imported, so no library sees more cores than its column says,
+and no library's idle thread pool competes with the engine being timed: OpenBLAS, PyTorch's
+OpenMP and XLA's threads keep spinning after a call, and timed in one process after them,
+irkit's 2-thread MLP step took 1.45 ms (median) against 0.91 ms alone. The table is
+markdown.
 
 Workloads (float32):
 
@@ -107,12 +108,36 @@ model logreg {
 # ---------------------------------------------------------------------------------------------
 
 
+#: seconds of warm-up calls before the timed ones, and the fewest seconds of timed calls
+WARM_SECONDS = 0.1
+TIMED_SECONDS = 0.2
+#: the most calls timed to make up TIMED_SECONDS (a workload of a few microseconds)
+MOST_CALLS = 20_000
+
+
 def timed(fn, repeat: int) -> list[float]:
-    """Seconds per call of `fn` over `repeat` calls, after two warm-up calls."""
+    """Seconds per call of `fn`, each call timed alone: at least `repeat` calls and at least
+    TIMED_SECONDS of them (MOST_CALLS at most), after at least two warm-up calls and
+    WARM_SECONDS of them.
+
+    Why time, not a count of calls. Each engine is timed after half a second's sleep
+    (`worker`), in which a thread team goes to sleep and the core may drop its clock; the
+    first calls after it pay for the wake-ups. Two warm-up calls and 15 timed ones were
+    0.4 ms of calls for a step of 25 us: the logistic regression step on 2 threads took 33.5 us
+    (median of 15 calls after the sleep) and 23.5 us (median of 2,000 calls after 300), numpy's
+    97.4 and 79.9 us (this VM, one process). A training loop calls its step back to back, so
+    the table times every engine the same way, long enough to be past those wake-ups: a floor
+    of time, as `timeit` and pyperf calibrate their loops, for engines of microseconds and of
+    seconds alike."""
     fn()
     fn()
+    start = time.perf_counter()
+    while time.perf_counter() - start < WARM_SECONDS:
+        fn()
     times = []
-    for _ in range(repeat):
+    start = time.perf_counter()
+    while len(times) < repeat or (time.perf_counter() - start < TIMED_SECONDS and
+                                  len(times) < MOST_CALLS):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
