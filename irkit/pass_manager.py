@@ -386,14 +386,20 @@ def _parse_options(pass_name: str, text: str) -> dict[str, str]:
     return out
 
 
-def _make_pass(element: str) -> Pass:
+def split_element(element: str) -> tuple[str, dict[str, str]]:
+    """One pipeline element `name{key=value ...}` (or a bare `name`) as (name, options by
+    key, each value's text); the pass is not looked up."""
+    element = element.strip()
     brace = element.find("{")
-    if brace >= 0:
-        if not element.endswith("}"):
-            raise PassPipelineError(f"expected '}}' at the end of '{element}'")
-        name, opts = element[:brace].strip(), _parse_options(element[:brace], element[brace + 1:-1])
-    else:
-        name, opts = element.strip(), {}
+    if brace < 0:
+        return element, {}
+    if not element.endswith("}"):
+        raise PassPipelineError(f"expected '}}' at the end of '{element}'")
+    return element[:brace].strip(), _parse_options(element[:brace], element[brace + 1:-1])
+
+
+def _make_pass(element: str) -> Pass:
+    name, opts = split_element(element)
     cls = lookup_pass(name)
     if cls is None:
         import difflib

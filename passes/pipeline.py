@@ -13,7 +13,10 @@ A new level of the ladder is one row: say a `linalg` stage between `autodiff` an
 
 and `--emit=linalg`, the JIT and the library compiler all go through it; the row below it
 then starts from its output. Any pass of the table can be left out by name
-(`passes_between(..., disable=[...])`: `irkit-compile --disable=`, `load_model(disable=)`).
+(`passes_between(..., disable=[...])`: `irkit-compile --disable=`, `load_model(disable=)`),
+and any option of a pass it runs set (`pass_options="linalg-matmul-blis{align-start=false}"`:
+`irkit-compile --pass-options=`, `load_model(pass_options=)`), as an `mlir-opt` user edits the
+pipeline string; the table's own options for that pass stay unless named.
 
 Targets. Each target has its own ladder (`stages(target)`; every function takes `target=`,
 "cpu" by default, whose ladder is `STAGES`). The `nvptx` ladder (`NVPTX_STAGES`) shares the
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from irkit.pass_manager import PassManager
+from irkit.pass_manager import PassManager, lookup_pass, split_element
 from irkit.passes import register_all
 
 
@@ -173,11 +176,44 @@ def pipeline_pass_names(target: str = "cpu") -> list[str]:
     return list(names)
 
 
-def passes_between(start: str | None, stop: str, disable=(), target: str = "cpu") -> str:
+def pass_option_edits(pass_options: str, target: str = "cpu") -> dict[str, dict[str, str]]:
+    """`pass_options`, pipeline elements with options ("linalg-matmul-blis{align-start=false},
+    loop-unroll{factor=2}"), as {pass name: {option: value text}}, checked now: each pass one
+    the table runs, each option one that pass has, each value of the option's type (a typo is
+    an error before anything compiles, as for `disable`)."""
+    register_all()
+    known = pipeline_pass_names(target)
+    edits: dict[str, dict[str, str]] = {}
+    for element in _entries(pass_options):
+        name, options = split_element(element)
+        if name not in known:
+            raise ValueError(f"cannot set options of {name!r}: the pipeline runs no such pass "
+                             f"(it runs: {', '.join(known)})")
+        if not options:
+            raise ValueError(f"{element.strip()!r} sets no option: write "
+                             f"{name}{{OPTION=VALUE ...}}")
+        lookup_pass(name).from_options(options)        # an unknown option or a bad value
+        edits.setdefault(name, {}).update(options)
+    return edits
+
+
+def _edited(entry: str, edits: dict[str, dict[str, str]]) -> str:
+    """The table's element `entry` with the options `edits` sets for its pass: its own
+    options, then those, written out whole by the pass (`Pass.pipeline_text`)."""
+    name, options = split_element(entry)
+    if name not in edits:
+        return entry
+    return lookup_pass(name).from_options(options | edits[name]).pipeline_text()
+
+
+def passes_between(start: str | None, stop: str, disable=(), target: str = "cpu",
+                   pass_options: str = "") -> str:
     """The textual pipeline that takes a module at stage `start` (None: the DSL's output)
     to stage `stop`: the rows after `start` up to and including `stop`, joined, without the
     passes named in `disable` (every occurrence: `disable=["linalg-fuse"]` compiles without
-    fusion groups; a name the table does not run is an error, so a typo is not ignored)."""
+    fusion groups; a name the table does not run is an error, so a typo is not ignored),
+    each pass named in `pass_options` with the options it sets (`pass_option_edits`; at
+    every occurrence, over the table's own)."""
     names = stage_names(target)
     for name in (start, stop):
         if name is not None and name not in names:
@@ -191,14 +227,16 @@ def passes_between(start: str | None, stop: str, disable=(), target: str = "cpu"
     last = names.index(stop)
     if last < first - 1:
         raise ValueError(f"stage {stop!r} comes before stage {start!r}")
-    entries = [e for s in stages(target)[first:last + 1] for e in _entries(s.passes)
-               if _pass_name(e) not in disable]
+    edits = pass_option_edits(pass_options, target) if pass_options else {}
+    entries = [_edited(e, edits) for s in stages(target)[first:last + 1]
+               for e in _entries(s.passes) if _pass_name(e) not in disable]
     return ",".join(entries)
 
 
 def pass_manager(start: str | None, stop: str, disable=(), target: str = "cpu",
-                 **options) -> PassManager:
-    """A pass manager for `passes_between(start, stop, disable, target)`, every pass of
-    irkit known (`options` go to `PassManager`)."""
+                 pass_options: str = "", **options) -> PassManager:
+    """A pass manager for `passes_between(start, stop, disable, target, pass_options)`,
+    every pass of irkit known (`options` go to `PassManager`)."""
     register_all()
-    return PassManager.parse(passes_between(start, stop, disable, target), **options)
+    return PassManager.parse(passes_between(start, stop, disable, target, pass_options),
+                             **options)

@@ -96,7 +96,8 @@ VERIFY_EACH_PASS = False
 
 def lower_model_with_graph(module: Operation,
                            make_pm: Callable[[str | None, str], PassManager] | None = None,
-                           disable=(), target: str = "cpu") -> tuple[Operation, Operation]:
+                           disable=(), target: str = "cpu",
+                           pass_options: str = "") -> tuple[Operation, Operation]:
     """(graph module, lowered module): copies of one model's module (the caller's is left as
     it is) taken through the pipeline table, the first at its `GRAPH_STAGE` (derivatives
     expanded, `graph_stage`), the second at its last stage (what the backend compiles,
@@ -104,19 +105,20 @@ def lower_model_with_graph(module: Operation,
     derives. `make_pm(start, stop)` builds the pass manager for the stages after `start` up
     to `stop`, called once per row (default `pipeline.pass_manager` verifying after each
     row, not each pass, unless `VERIFY_EACH_PASS`: `_run_rows`; the tools add their
-    instrumentation and verify as told), without the passes in `disable`
-    (`pipeline.passes_between`), by the ladder of `target` (`pipeline.stages`: "nvptx" ends
-    with the kernels outlined)."""
-    make_pm = make_pm or default_make_pm(disable, target)
+    instrumentation and verify as told), without the passes in `disable` and with the
+    options `pass_options` sets (`pipeline.passes_between`), by the ladder of `target`
+    (`pipeline.stages`: "nvptx" ends with the kernels outlined)."""
+    make_pm = make_pm or default_make_pm(disable, target, pass_options)
     graph = graph_stage(module, make_pm, target)
     return graph, lower_graph(graph, make_pm, target)
 
 
-def default_make_pm(disable=(), target: str = "cpu") -> Callable[[str | None, str], PassManager]:
+def default_make_pm(disable=(), target: str = "cpu",
+                    pass_options: str = "") -> Callable[[str | None, str], PassManager]:
     """The pass managers of the pipeline table's rows that `lower_model_with_graph` uses
     unless told otherwise."""
     return functools.partial(pipeline.pass_manager, disable=disable, target=target,
-                             verify_each=VERIFY_EACH_PASS)
+                             pass_options=pass_options, verify_each=VERIFY_EACH_PASS)
 
 
 def graph_stage(module: Operation, make_pm, target: str = "cpu") -> Operation:
@@ -312,8 +314,9 @@ class CompiledModels:
     quarter of the example MLP's LLVM time). `entry_code` holds the object code of each
     entry compiled so far, by symbol; each entry's code holds the functions it calls
     (`llvm_cpu.entry_functions`), so that each loads on its own. `options` are what an entry
-    is compiled with (`opt_level`, `cpu`, `disable`); `make_pm` makes the pass managers of
-    the pipeline rows that lower it (None: `default_make_pm` without `options["disable"]`);
+    is compiled with (`opt_level`, `cpu`, `disable`, `pass_options` where set); `make_pm`
+    makes the pass managers of the pipeline rows that lower it (None: `default_make_pm` with
+    those);
     `stored`, when set (by the compile cache), is called after each entry compiled, with
     these `CompiledModels`."""
 
@@ -334,7 +337,9 @@ class CompiledModels:
         with self._lock:                # two threads' first calls lower it once
             found = mc.entries.get(name)
             if found is None:
-                make_pm = self.make_pm or default_make_pm(self.options.get("disable", ()))
+                make_pm = self.make_pm or default_make_pm(
+                    self.options.get("disable", ()),
+                    pass_options=self.options.get("pass_options", ""))
                 lowered = lower_graph(mc.graph.op, make_pm, entries=[name])
                 found = mc.entries[name] = EntryModules(
                     IRText(lowered), IRText(interface_module(lowered)))
@@ -420,12 +425,13 @@ class LazyEntries(Mapping):
 
 
 def compile_models(models: dict[str, Operation], *, opt_level: int = 2, cpu: str = "native",
-                   jit: bool = True, make_pm=None, disable=()) -> CompiledModels:
+                   jit: bool = True, make_pm=None, disable=(),
+                   pass_options: str = "") -> CompiledModels:
     """Compile models for `cpu` (`irkit.backends.llvm_cpu.cpu_target`) by the pipeline
-    table (`make_pm` and `disable` as for `lower_model_with_graph`): for `jit`, one model
-    taken to the `GRAPH_STAGE` now, each entry lowered and compiled on its first call
-    (`CompiledModels.entry_modules`, `entry_object`; its functions' own names are the
-    symbols); otherwise every model lowered now (`lower_model_with_graph`) and one flat
+    table (`make_pm`, `disable` and `pass_options` as for `lower_model_with_graph`): for
+    `jit`, one model taken to the `GRAPH_STAGE` now, each entry lowered and compiled on its
+    first call (`CompiledModels.entry_modules`, `entry_object`; its functions' own names are
+    the symbols); otherwise every model lowered now (`lower_model_with_graph`) and one flat
     module of every model's functions, named `<model>_<function>`
     (`irkit.exporters.library.flat_module`), as a library exports them, compiled now."""
     from irkit.backends.llvm_cpu import compile_object, cpu_target, llvm_level, \
@@ -436,13 +442,14 @@ def compile_models(models: dict[str, Operation], *, opt_level: int = 2, cpu: str
     llvm_level(opt_level)       # an unknown level or CPU is refused here, not at a first call
     cpu_target(cpu)
     mark_target(models, cpu)
-    options = {"opt_level": opt_level, "cpu": cpu, "disable": sorted(disable)}
-    make_pm = make_pm or default_make_pm(disable)
+    options = {"opt_level": opt_level, "cpu": cpu, "disable": sorted(disable),
+               **({"pass_options": pass_options} if pass_options else {})}
+    make_pm = make_pm or default_make_pm(disable, pass_options=pass_options)
     if jit:
         return CompiledModels(None, {
             name: ModelCode(name, "", IRText(module), IRText(graph_stage(module, make_pm)))
             for name, module in models.items()}, True, options=options, make_pm=make_pm)
-    pairs = {name: lower_model_with_graph(mod, make_pm, disable)
+    pairs = {name: lower_model_with_graph(mod, make_pm, disable, pass_options=pass_options)
              for name, mod in models.items()}
     lowered = {name: p[1] for name, p in pairs.items()}
     # On a helper thread, so that Ctrl-C acts at once; not verified again: `_run_rows` has

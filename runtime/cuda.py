@@ -227,13 +227,15 @@ class GpuProgram:
 
 
 def compile_gpu_model(module: Operation, *, arch: str | None = None, opt_level: int = 2,
-                      disable=(), make_pm=None) -> GpuProgram:
-    """One model's graph module lowered by the `nvptx` rows of the pipeline table and its
-    kernels compiled to PTX for `arch` (default `nvptx.DEFAULT_ARCH`)."""
+                      disable=(), make_pm=None, pass_options: str = "") -> GpuProgram:
+    """One model's graph module lowered by the `nvptx` rows of the pipeline table (without
+    the passes in `disable`, with the options `pass_options` sets) and its kernels compiled
+    to PTX for `arch` (default `nvptx.DEFAULT_ARCH`)."""
     from irkit.backends.nvptx import DEFAULT_ARCH, emit_ptx
     from irkit.runtime.compiled import lower_model_with_graph
     arch = arch or DEFAULT_ARCH
-    graph, lowered = lower_model_with_graph(module, make_pm, disable, target="nvptx")
+    graph, lowered = lower_model_with_graph(module, make_pm, disable, target="nvptx",
+                                            pass_options=pass_options)
     ptx, kernels = emit_ptx(lowered, arch, opt_level, verify=False)
     return GpuProgram(symbol_name(module) or "model", arch, ptx, [k.symbol for k in kernels],
                       IRText(lowered), IRText(graph), IRText(module))
@@ -410,22 +412,24 @@ class CudaEngine(CompiledEngine):
     @classmethod
     def from_module(cls, module: Operation, opt_level: int = 2, threads: int = 0,
                     disable=(), driver: Driver | None = None,
-                    arch: str | None = None) -> "CudaEngine":
+                    arch: str | None = None, pass_options: str = "") -> "CudaEngine":
         driver = driver if driver is not None else CudaDriver()   # no GPU: fail before work
-        return cls(compile_gpu_model(module, arch=arch, opt_level=opt_level, disable=disable),
-                   driver, opt_level)
+        return cls(compile_gpu_model(module, arch=arch, opt_level=opt_level, disable=disable,
+                                     pass_options=pass_options), driver, opt_level)
 
     @classmethod
     def from_source(cls, text: str, filename: str, model: str | None, opt_level: int = 2,
                     cache: bool = True, threads: int = 0, disable=(),
-                    driver: Driver | None = None) -> tuple[str, "CudaEngine"]:
+                    driver: Driver | None = None,
+                    pass_options: str = "") -> tuple[str, "CudaEngine"]:
         from irkit.diagnostics import SOURCES
         from irkit.frontend.dsl import compile_source, model_modules
         driver = driver if driver is not None else CudaDriver()
         models = model_modules(compile_source(text, filename))
         name = select_model(models, filename, model)
         SOURCES.add(filename, text)         # run-time errors show the model's lines
-        return name, cls.from_module(models[name], opt_level, threads, disable, driver)
+        return name, cls.from_module(models[name], opt_level, threads, disable, driver,
+                                     pass_options=pass_options)
 
 
 def load_ptx(path: str, driver: Driver | None = None) -> tuple[str, CudaEngine]:

@@ -97,8 +97,10 @@ def check_ranks(ranks) -> int:
     return ranks
 
 
-def partition_rows(start: str | None, stop: str, passes: str, disable=()) -> str:
-    """`pipeline.passes_between(start, stop, disable)` for a partitioned model: the module
+def partition_rows(start: str | None, stop: str, passes: str, disable=(),
+                   pass_options: str = "") -> str:
+    """`pipeline.passes_between(start, stop, disable, pass_options=pass_options)` for a
+    partitioned model: the module
     is partitioned by `passes` (`partition_passes`) at the end of the autodiff row (so the
     graph module the runtime's shape functions read is the partitioned one: each rank
     allocates its own outputs), and its grids are dropped after the last row
@@ -109,11 +111,12 @@ def partition_rows(start: str | None, stop: str, passes: str, disable=()) -> str
     parts, at = [], start
     for row in rows:
         if row == pipeline.DEV_STAGE or row == pipeline.compiled_stage():
-            parts.append(pipeline.passes_between(at, row, disable))
+            parts.append(pipeline.passes_between(at, row, disable,
+                                                 pass_options=pass_options))
             parts.append(passes if row == pipeline.DEV_STAGE else "parallel-drop-grids")
             at = row
     if at != stop:
-        parts.append(pipeline.passes_between(at, stop, disable))
+        parts.append(pipeline.passes_between(at, stop, disable, pass_options=pass_options))
     return ",".join(p for p in parts if p)
 
 

@@ -39,23 +39,25 @@ class Engine:
 
     @classmethod
     def from_module(cls, module: Operation, opt_level: int = 2, threads: int = 0,
-                    disable=()) -> "Engine":
+                    disable=(), pass_options: str = "") -> "Engine":
         """The engine of one model's graph module (`opt_level`: compiled code's, 0..3;
         `threads`: how many its parallel loops use, 0 for OpenMP's default; `disable`: passes
-        of the pipeline table left out, `pipeline.passes_between`)."""
+        of the pipeline table left out; `pass_options`: options set on passes it runs;
+        both `pipeline.passes_between`'s)."""
         raise NotImplementedError
 
     @classmethod
     def from_source(cls, text: str, filename: str, model: str | None, opt_level: int = 2,
-                    cache: bool = True, threads: int = 0,
-                    disable=()) -> tuple[str, "Engine"]:
+                    cache: bool = True, threads: int = 0, disable=(),
+                    pass_options: str = "") -> tuple[str, "Engine"]:
         """(model name, engine) for the model `model` of the DSL text `text` read from
         `filename` (None: its only model). Compiled engines may take it from the compile
         cache (`cache`)."""
         from irkit.frontend.dsl import compile_source, model_modules
         models = model_modules(compile_source(text, filename))
         name = select_model(models, filename, model)
-        return name, cls.from_module(models[name], opt_level, threads, disable)
+        return name, cls.from_module(models[name], opt_level, threads, disable,
+                                     pass_options=pass_options)
 
     def functions(self) -> set[str]:
         """The names of the functions it can run (`forward`, `train_step`)."""
@@ -105,11 +107,12 @@ def has_derivatives(module: Operation) -> bool:
     return any(op.name.startswith("autodiff.") for op in module.walk())
 
 
-def expand_derivatives(module: Operation, disable=()) -> Operation:
+def expand_derivatives(module: Operation, disable=(), pass_options: str = "") -> Operation:
     """Run the pipeline table's rows up to `DEV_STAGE` on `module` (in place, without the
-    passes in `disable`), which expands its derivative requests into graph ops, and return
-    it."""
-    pipeline.pass_manager(None, pipeline.DEV_STAGE, disable).run(module)
+    passes in `disable`, with the options `pass_options` sets), which expands its derivative
+    requests into graph ops, and return it."""
+    pipeline.pass_manager(None, pipeline.DEV_STAGE, disable,
+                          pass_options=pass_options).run(module)
     return module
 
 
@@ -148,9 +151,9 @@ class InterpreterEngine(Engine):
 
     name = "interpreter"
 
-    def __init__(self, module: Operation, disable=()) -> None:
+    def __init__(self, module: Operation, disable=(), pass_options: str = "") -> None:
         if has_derivatives(module):
-            module = expand_derivatives(module.clone(), disable)
+            module = expand_derivatives(module.clone(), disable, pass_options)
         self.module = module
         self._state: dict = {}          # what ops keep across calls (the variables too)
         self._functions = {}
@@ -161,8 +164,9 @@ class InterpreterEngine(Engine):
 
     @classmethod
     def from_module(cls, module: Operation, opt_level: int = 2,
-                    threads: int = 0, disable=()) -> "InterpreterEngine":
-        return cls(module, disable)
+                    threads: int = 0, disable=(),
+                    pass_options: str = "") -> "InterpreterEngine":
+        return cls(module, disable, pass_options)
 
     def functions(self) -> set[str]:
         return set(self._functions)
@@ -253,15 +257,15 @@ class JitEngine(CompiledEngine):
 
     @classmethod
     def from_module(cls, module: Operation, opt_level: int = 2,
-                    threads: int = 0, disable=()) -> "JitEngine":
+                    threads: int = 0, disable=(), pass_options: str = "") -> "JitEngine":
         name = symbol_name(module) or "model"
-        return cls(compile_models({name: module}, opt_level=opt_level, disable=disable), name,
-                   threads)
+        return cls(compile_models({name: module}, opt_level=opt_level, disable=disable,
+                                  pass_options=pass_options), name, threads)
 
     @classmethod
     def from_source(cls, text: str, filename: str, model: str | None, opt_level: int = 2,
-                    cache: bool = True, threads: int = 0,
-                    disable=()) -> tuple[str, "JitEngine"]:
+                    cache: bool = True, threads: int = 0, disable=(),
+                    pass_options: str = "") -> tuple[str, "JitEngine"]:
         from irkit.diagnostics import SOURCES
         from irkit.runtime import tuning
         from irkit.runtime.compile_cache import cached_compile
@@ -272,10 +276,13 @@ class JitEngine(CompiledEngine):
             models = model_modules(compile_source(text, filename))
             name = select_model(models, filename, model)
             tuning.apply(models, tuned)
-            return compile_models({name: models[name]}, opt_level=opt_level, disable=disable)
+            return compile_models({name: models[name]}, opt_level=opt_level, disable=disable,
+                                  pass_options=pass_options)
         compiled = cached_compile(text, filename, model or "*", build, jit=True,
                                   options={"opt_level": opt_level, "disable": sorted(disable),
-                                           **({"tuning": tuned} if tuned else {})},
+                                           **({"tuning": tuned} if tuned else {}),
+                                           **({"pass_options": pass_options}
+                                              if pass_options else {})},
                                   cache=cache)
         SOURCES.add(filename, text)         # run-time errors show the model's lines
         name = select_model(compiled.models, filename, model)

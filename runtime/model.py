@@ -94,10 +94,12 @@ class Model:
     caller's module is left as it was)."""
 
     def __init__(self, module: Operation, engine: str = "interpreter", *,
-                 opt_level: int = 2, threads: int | None = None, disable=()) -> None:
+                 opt_level: int = 2, threads: int | None = None, disable=(),
+                 pass_options: str = "") -> None:
         self._init(symbol_name(module) or "model",
-                   _engine_class(engine).from_module(module, opt_level, _threads(threads),
-                                                     _disable(disable)))
+                   _engine_class(engine).from_module(
+                       module, opt_level, _threads(threads), _disable(disable),
+                       pass_options=_pass_options(pass_options, engine)))
 
     @classmethod
     def from_engine(cls, name: str, engine: Engine) -> "Model":
@@ -186,7 +188,8 @@ class Model:
 def load_model(path: str | Path, model: str | None = None,
                engine: str = "interpreter", opt_level: int = 2, cache: bool = True,
                threads: int | None = None, disable=(),
-               data_parallel: int | None = None, micro_batches: int | None = None) -> Model:
+               data_parallel: int | None = None, micro_batches: int | None = None,
+               pass_options: str = "") -> Model:
     """Compile a `.irk` file and return one of its models, ready to run on `engine` (its
     derivative requests expanded into graph ops for the interpreter, as `Model` does).
 
@@ -197,6 +200,10 @@ def load_model(path: str | Path, model: str | None = None,
     Compiled code runs its parallel loops on `threads` threads (`_threads`). `disable` names
     passes of the pipeline table to leave out (`disable=["linalg-fuse"]`: no fusion groups),
     for every engine: the interpreter runs the rows up to autodiff, which may name some.
+    `pass_options` sets options of passes the table runs, over the table's own
+    (`pass_options="linalg-matmul-blis{align-start=false}"`: matmul results that do not
+    depend on where the inputs lie within a vector; `pipeline.pass_option_edits`); not yet
+    for models run on MPI ranks.
 
     `data_parallel=N` runs the model on N MPI ranks, this process being one of them
     (`mpiexec -n N`), as PyTorch's DistributedDataParallel does: each rank is given its own
@@ -208,6 +215,7 @@ def load_model(path: str | Path, model: str | None = None,
     """
     threads = _threads(threads)
     engine_class = _engine_class(engine)
+    pass_options = _pass_options(pass_options, engine)
     filename = str(path)
     try:
         text = read_source(filename)
@@ -218,12 +226,17 @@ def load_model(path: str | Path, model: str | None = None,
     # imports neither the MPI runtime nor the DSL (`distributed_engine` would return None)
     if data_parallel is not None or micro_batches is not None or "grid" in text:
         from irkit.runtime.distributed import distributed_engine
+        if pass_options and (data_parallel is not None or micro_batches is not None):
+            raise ValueError("pass_options is not supported for models run on MPI ranks yet")
         found = distributed_engine(engine, text, filename, model, data_parallel,
                                    micro_batches, opt_level, cache, threads, _disable(disable))
         if found is not None:
+            if pass_options:
+                raise ValueError("pass_options is not supported for models run on MPI ranks "
+                                 "yet")
             return Model.from_engine(*found)
     name, eng = engine_class.from_source(text, filename, model, opt_level, cache, threads,
-                                         _disable(disable))
+                                         _disable(disable), pass_options=pass_options)
     return Model.from_engine(name, eng)
 
 
@@ -242,6 +255,18 @@ def _disable(disable) -> tuple[str, ...]:
     names = tuple(disable.split(",")) if isinstance(disable, str) else tuple(disable)
     pipeline.passes_between(None, pipeline.compiled_stage(), names)
     return names
+
+
+def _pass_options(pass_options: str, engine: str = "jit") -> str:
+    """`pass_options` checked against the pipeline table of `engine`'s target now (an unknown
+    pass or option, or a bad value, is an error before anything compiles), as given."""
+    if not isinstance(pass_options, str):
+        raise TypeError(f"pass_options must be a pipeline string such as "
+                        f"'linalg-matmul-blis{{align-start=false}}', not "
+                        f"{type(pass_options).__name__}")
+    if pass_options.strip():
+        pipeline.pass_option_edits(pass_options, "nvptx" if engine == "cuda" else "cpu")
+    return pass_options.strip()
 
 
 def _threads(threads: int | None) -> int:

@@ -95,12 +95,13 @@ def _pass_manager(args, passes: str, by_row: bool = False):
 
 def _rows(args, start, stop) -> str:
     """The passes of the pipeline table's rows after `start` up to `stop`, with
-    `--disable`, and partitioned with `--data-parallel`."""
+    `--disable` and `--pass-options`, and partitioned with `--data-parallel`."""
     if args.data_parallel is None and not args.own_grid:
-        return pipeline.passes_between(start, stop, args.disable, target=args.target)
+        return pipeline.passes_between(start, stop, args.disable, target=args.target,
+                                       pass_options=args.pass_options)
     from irkit.runtime.distributed import partition_passes, partition_rows
     return partition_rows(start, stop, partition_passes(args.data_parallel, args.micro_batches),
-                          args.disable)
+                          args.disable, args.pass_options)
 
 
 def _sizes(text: str) -> dict[str, int]:
@@ -136,6 +137,20 @@ def _pass_list(text: str) -> list[str]:
         except ValueError as e:
             raise argparse.ArgumentTypeError(str(e)) from None
     return names
+
+
+def _pass_options(text: str) -> str:
+    """`--pass-options`' value: options of passes the pipeline table runs for some target,
+    checked (argparse reports an unknown pass or option, or a bad value; the ladder of
+    `--target` checks the passes again, `_refused_by_target`)."""
+    errors = []
+    for target in pipeline.TARGETS:
+        try:
+            pipeline.pass_option_edits(text, target)
+            return text.strip()
+        except ValueError as e:
+            errors.append(str(e))
+    raise argparse.ArgumentTypeError(errors[0])
 
 
 def _gpu_arch(name: str) -> str:
@@ -199,6 +214,12 @@ def build_arg_parser() -> argparse.ArgumentParser:
                     help="leave these passes of the pipeline out, e.g. "
                          "--disable=linalg-fuse,graph-merge-matmuls (names as "
                          "--emit's stages run them: irkit-opt --list-passes)")
+    ap.add_argument("--pass-options", default="", type=_pass_options,
+                    metavar="PASS{OPT=VALUE ...}[,...]",
+                    help="set options of passes the pipeline runs, over its own, e.g. "
+                         "--pass-options='linalg-matmul-blis{align-start=false}' (matmul "
+                         "results independent of where the inputs lie within a vector; "
+                         "options as irkit-opt --list-passes shows them)")
     ap.add_argument("--no-cache", action="store_true",
                     help="compile even when the compile cache ($IRKIT_CACHE_DIR, else "
                          "~/.cache/irkit) holds this model compiled the same way, and do not "
@@ -316,6 +337,11 @@ def _compile_machine(top, args, filename: str) -> int:
 def _refused_by_target(args) -> str | None:
     """Why `--target` cannot do what the command line asks, or None."""
     names = pipeline.stage_names(args.target)
+    if args.pass_options:
+        try:
+            pipeline.pass_option_edits(args.pass_options, args.target)
+        except ValueError as e:
+            return f"--pass-options: {e}"
     if args.emit is not None and args.emit not in BINARY_STAGES and args.emit not in names:
         return (f"--emit={args.emit} is not a stage of the {args.target} pipeline (stages: "
                 f"{', '.join(names)})")
@@ -353,7 +379,8 @@ def _compile_gpu(top, args, filename: str) -> int:
     texts = []
     for name, module in models.items():
         program = compile_gpu_model(module, arch=args.gpu_arch, opt_level=args.opt_level,
-                                    disable=args.disable, make_pm=make_pm)
+                                    disable=args.disable, make_pm=make_pm,
+                                    pass_options=args.pass_options)
         if args.emit is None:
             program.write(args.output)
         elif args.emit == "ptx":
@@ -408,6 +435,8 @@ def _compile_cached(text: str, filename: str, args) -> int:
         compiled = cached_compile(text, filename, args.model or "*", build, jit=False,
                                   options={"opt_level": args.opt_level, "cpu": args.cpu,
                                            "disable": sorted(args.disable),
+                                           **({"pass_options": args.pass_options}
+                                              if args.pass_options else {}),
                                            "data_parallel": args.data_parallel,
                                            "micro_batches": args.micro_batches,
                                            **({"tuning": args.tuned} if args.tuned else {})})
@@ -475,8 +504,8 @@ def _partition_report(top, args, filename: str) -> None:
         grads = sum(t.payload(args.batch) for t in traffic
                     if t.function == step and t.kind == "parallel.all_reduce")
         plain = module.clone()
-        _pass_manager(None, pipeline.passes_between(None, pipeline.DEV_STAGE,
-                                                    args.disable)).run(plain)
+        _pass_manager(None, pipeline.passes_between(
+            None, pipeline.DEV_STAGE, args.disable, pass_options=args.pass_options)).run(plain)
         layers = weight_layers(lookup_symbol_in(plain, "forward"))
         seconds = args.step_ms / 1e3 if args.step_ms is not None else \
             _measure_step(module, step, args.batch)
