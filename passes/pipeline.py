@@ -14,9 +14,10 @@ A new level of the ladder is one row: say a `linalg` stage between `autodiff` an
 and `--emit=linalg`, the JIT and the library compiler all go through it; the row below it
 then starts from its output. Any pass of the table can be left out by name
 (`passes_between(..., disable=[...])`: `irkit-compile --disable=`, `load_model(disable=)`),
-and any option of a pass it runs set (`pass_options="linalg-matmul-blis{align-start=false}"`:
-`irkit-compile --pass-options=`, `load_model(pass_options=)`), as an `mlir-opt` user edits the
-pipeline string; the table's own options for that pass stay unless named.
+and any option of a pass it runs set
+(`pass_options="linalg-matmul-blis{align-start=false}"`: `irkit-compile --pass-options=`,
+`load_model(pass_options=)`), as an `mlir-opt` user edits the pipeline string; the table's
+own options for that pass stay unless named.
 
 Targets. Each target has its own ladder (`stages(target)`; every function takes `target=`,
 "cpu" by default, whose ladder is `STAGES`). The `nvptx` ladder (`NVPTX_STAGES`) shares the

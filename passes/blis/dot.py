@@ -83,7 +83,8 @@ reproducibility mode is set). The same arrays give the same bits call after call
 numpy's large arrays (always 16 bytes into a line) and irkit's own buffers (aligned to 64);
 a batch small enough for the heap starts wherever malloc's 16-byte granules put it. A
 program that needs results independent of the inputs' placement passes them aligned to 64
-bytes, or runs the pass with `align-start=false`.
+bytes, or runs the pass with `align-start=false` (`load_model(...,
+pass_options="linalg-matmul-blis{align-start=false}")`, `irkit-compile --pass-options=`).
 
 Longer K. The nest first took only K of one chunk, and longer ones went to the BLIS nest,
 whose one column tile of 16 lanes held N = 10: a classifier head on 64 x 7 x 7 = 3136
