@@ -120,12 +120,13 @@ def partition_rows(start: str | None, stop: str, passes: str, disable=(),
     return ",".join(p for p in parts if p)
 
 
-def partitioned_pipeline(passes: str, disable=(), verify_each: bool = VERIFY_EACH_PASS):
+def partitioned_pipeline(passes: str, disable=(), verify_each: bool = VERIFY_EACH_PASS,
+                         pass_options: str = ""):
     """A `make_pm(start, stop)` for `lower_model_with_graph` / `compile_models` running
     `partition_rows`."""
     def make_pm(start, stop) -> PassManager:
         register_all()
-        return PassManager.parse(partition_rows(start, stop, passes, disable),
+        return PassManager.parse(partition_rows(start, stop, passes, disable, pass_options),
                                  verify_each=verify_each)
     return make_pm
 
@@ -362,11 +363,12 @@ class DistributedInterpreterEngine(_OnRank, InterpreterEngine):
     """The interpreter on one MPI rank: the module partitioned by `passes`, its collectives
     on an `MPICommunicator` in the interpreter state."""
 
-    def __init__(self, module: Operation, passes: str, disable=()) -> None:
-        module = expand_derivatives(module.clone(), disable) if has_derivatives(module) \
-            else module.clone()
+    def __init__(self, module: Operation, passes: str, disable=(),
+                 pass_options: str = "") -> None:
+        module = expand_derivatives(module.clone(), disable, pass_options) \
+            if has_derivatives(module) else module.clone()
         PassManager.parse(f"builtin.module({passes})").run(module)
-        super().__init__(module, disable)
+        super().__init__(module, disable, pass_options)
         self._functions = self.rank_functions(module)
         self._join(module)
         self._state["parallel.communicator"] = MPICommunicator(self._grid, self._world)
@@ -405,12 +407,13 @@ class DistributedJitEngine(_OnRank, JitEngine):
 def distributed_engine(engine: str, text: str, filename: str, model: str | None,
                        data_parallel: int | None = None, micro_batches: int | None = None,
                        opt_level: int = 2, cache: bool = True, threads: int = 0,
-                       disable=()):
+                       disable=(), pass_options: str = ""):
     """(model name, engine) running model `model` of the DSL text `text` partitioned on MPI
     ranks, this process being one of them (see the module docstring): data parallel over
     `data_parallel` ranks, else on the grid the model declares, as its annotations place
     its inputs and params and its stage blocks cut it into a pipeline of `micro_batches`
-    micro-batches; None for a model with neither (it runs in one process)."""
+    micro-batches; None for a model with neither (it runs in one process). `disable` and
+    `pass_options` edit the pipeline table's rows as for a model in one process."""
     from irkit.frontend.dsl import compile_source, model_modules
     if micro_batches is not None and (isinstance(micro_batches, bool) or
                                       not isinstance(micro_batches, int) or micro_batches < 1):
@@ -433,7 +436,7 @@ def distributed_engine(engine: str, text: str, filename: str, model: str | None,
     if engine == "interpreter":
         models = model_modules(compile_source(text, filename))
         name = select_model(models, filename, model)
-        return name, DistributedInterpreterEngine(models[name], passes, disable)
+        return name, DistributedInterpreterEngine(models[name], passes, disable, pass_options)
     if engine != "jit":
         raise ValueError(f"a partitioned model runs on the 'interpreter' and 'jit' engines, "
                          f"not {engine!r}")
@@ -442,7 +445,7 @@ def distributed_engine(engine: str, text: str, filename: str, model: str | None,
     world_for(ranks)
     load_mpi_symbols()
 
-    make_pm = partitioned_pipeline(passes, disable)
+    make_pm = partitioned_pipeline(passes, disable, pass_options=pass_options)
 
     def build():
         models = model_modules(compile_source(text, filename))
@@ -450,11 +453,14 @@ def distributed_engine(engine: str, text: str, filename: str, model: str | None,
         return compile_models({name: models[name]}, opt_level=opt_level, make_pm=make_pm)
     compiled = cached_compile(text, filename, model or "*", build, jit=True,
                               options={"opt_level": opt_level, "disable": sorted(disable),
-                                       "partition": passes}, cache=cache, make_pm=make_pm)
+                                       "partition": passes,
+                                       **({"pass_options": pass_options}
+                                          if pass_options else {})},
+                              cache=cache, make_pm=make_pm)
     SOURCES.add(filename, text)
     name = select_model(compiled.models, filename, model)
     whole = None
     if STAGES_ATTR in compiled.models[name].graph.op.attributes:
         whole = expand_derivatives(model_modules(compile_source(text, filename))[name],
-                                   disable)
+                                   disable, pass_options)
     return name, DistributedJitEngine(compiled, name, threads, whole)

@@ -202,8 +202,7 @@ def load_model(path: str | Path, model: str | None = None,
     for every engine: the interpreter runs the rows up to autodiff, which may name some.
     `pass_options` sets options of passes the table runs, over the table's own
     (`pass_options="linalg-matmul-blis{align-start=false}"`: matmul results that do not
-    depend on where the inputs lie within a vector; `pipeline.pass_option_edits`); not yet
-    for models run on MPI ranks.
+    depend on where the inputs lie within a vector; `pipeline.pass_option_edits`).
 
     `data_parallel=N` runs the model on N MPI ranks, this process being one of them
     (`mpiexec -n N`), as PyTorch's DistributedDataParallel does: each rank is given its own
@@ -226,14 +225,10 @@ def load_model(path: str | Path, model: str | None = None,
     # imports neither the MPI runtime nor the DSL (`distributed_engine` would return None)
     if data_parallel is not None or micro_batches is not None or "grid" in text:
         from irkit.runtime.distributed import distributed_engine
-        if pass_options and (data_parallel is not None or micro_batches is not None):
-            raise ValueError("pass_options is not supported for models run on MPI ranks yet")
         found = distributed_engine(engine, text, filename, model, data_parallel,
-                                   micro_batches, opt_level, cache, threads, _disable(disable))
+                                   micro_batches, opt_level, cache, threads, _disable(disable),
+                                   pass_options)
         if found is not None:
-            if pass_options:
-                raise ValueError("pass_options is not supported for models run on MPI ranks "
-                                 "yet")
             return Model.from_engine(*found)
     name, eng = engine_class.from_source(text, filename, model, opt_level, cache, threads,
                                          _disable(disable), pass_options=pass_options)

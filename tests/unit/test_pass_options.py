@@ -117,3 +117,50 @@ def test_without_the_aligned_start_results_do_not_depend_on_placement(tmp_path, 
     assert len(set(losses.values())) == 1, losses
     reference = irkit.load_model(model).forward(x=x, labels=labels)["loss"]
     np.testing.assert_allclose(np.frombuffer(losses[0], np.float32), reference, rtol=1e-5)
+
+
+def test_partitioned_rows_take_the_options():
+    """A model partitioned over ranks lowers by `partition_rows`: the options reach its
+    rows too."""
+    from irkit.runtime.distributed import partition_passes, partition_rows
+    passes = partition_passes(2, 1)
+    text = partition_rows(None, "loop", passes, (), NO_ALIGN)
+    [blis] = _element(text, "linalg-matmul-blis")
+    assert "align-start=false" in blis
+    assert passes in text
+
+
+#: each of 2 ranks trains a step of examples/logreg.irk on its half of the batch, then runs
+#: `forward` on the same rows placed at two offsets in a line: with the aligned start off,
+#: the same bits
+MPI_SCRIPT = """
+import sys
+import numpy as np
+from mpi4py import MPI
+from irkit.runtime.model import load_model
+path, model, engine, out = sys.argv[1:5]
+r = MPI.COMM_WORLD.Get_rank()
+m = load_model(path, model=model, engine=engine, data_parallel=2, cache=False,
+               pass_options="linalg-matmul-blis{align-start=false}")
+rng = np.random.default_rng(r)
+x = rng.uniform(size=(8, 784)).astype(np.float32)
+y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 8)]
+m.train_step(x=x, y=y)
+outs = []
+for offset in (0, 16, 36):
+    buf = np.empty(x.nbytes + 128, np.uint8)
+    start = (offset - buf.ctypes.data) % 64
+    placed = buf[start:start + x.nbytes].view(np.float32).reshape(x.shape)
+    placed[...] = x
+    outs.append(m.forward(x=placed, y=y)["probs"].tobytes())
+assert len(set(outs)) == 1, "placement changed the bits"
+print("rank", r, "ok")
+"""
+
+
+def test_pass_options_on_mpi_ranks(tmp_path):
+    from tests.unit.test_mpi_runtime import _have_mpi, _on_two_ranks
+    if not _have_mpi():
+        pytest.skip("mpiexec or mpi4py is missing (pip install 'irkit[mpi]')")
+    out = _on_two_ranks(tmp_path, MPI_SCRIPT, "logreg", "jit")
+    assert "rank 0 ok" in out and "rank 1 ok" in out
