@@ -96,10 +96,11 @@ class Model:
     def __init__(self, module: Operation, engine: str = "interpreter", *,
                  opt_level: int = 2, threads: int | None = None, disable=(),
                  pass_options: str = "") -> None:
+        disable, pass_options = _disable(disable), _pass_options(pass_options, engine)
         self._init(symbol_name(module) or "model",
-                   _engine_class(engine).from_module(
-                       module, opt_level, _threads(threads), _disable(disable),
-                       pass_options=_pass_options(pass_options, engine)))
+                   _engine_class(engine).from_module(module, opt_level, _threads(threads),
+                                                     disable, pass_options=pass_options))
+        self._pipeline_edits = (disable, pass_options)
 
     @classmethod
     def from_engine(cls, name: str, engine: Engine) -> "Model":
@@ -110,6 +111,9 @@ class Model:
 
     def _init(self, name: str, engine: Engine) -> None:
         self.name = name
+        #: (`disable`, `pass_options`) the model was compiled with, for `profile` to compile
+        #: the same code
+        self._pipeline_edits: tuple[tuple[str, ...], str] = ((), "")
         self._engine = engine
         self.engine = engine.name
         functions = engine.functions()
@@ -173,12 +177,15 @@ class Model:
                 repeat: int = 20, **inputs):
         """Where `function`'s time goes on these inputs, kernel by kernel, each named by
         its model line (`irkit.runtime.profile.Profile`; print it for a table). A timed copy
-        of the model is compiled for it (a few seconds) and run `repeat` times on
-        `threads` threads (`_threads`) from copies of the variables: the model itself, its
-        code and its variables are left as they are."""
+        of the model is compiled for it (a few seconds), with the `disable` and
+        `pass_options` the model was loaded with, and run `repeat` times on `threads`
+        threads (`_threads`) from copies of the variables: the model itself, its code and its
+        variables are left as they are."""
         from irkit.runtime.profile import profile_module
+        disable, pass_options = self._pipeline_edits
         return profile_module(self.module, function, inputs, dict(self._store),
-                              threads=_threads(threads), repeat=repeat)
+                              threads=_threads(threads), repeat=repeat, disable=disable,
+                              pass_options=pass_options)
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{s.name}: {s.describe()}" for s in self.inputs)
@@ -214,7 +221,7 @@ def load_model(path: str | Path, model: str | None = None,
     """
     threads = _threads(threads)
     engine_class = _engine_class(engine)
-    pass_options = _pass_options(pass_options, engine)
+    pass_options, disable = _pass_options(pass_options, engine), _disable(disable)
     filename = str(path)
     try:
         text = read_source(filename)
@@ -223,16 +230,18 @@ def load_model(path: str | Path, model: str | None = None,
         text = read_source(filename, DSLSyntaxError)
     # A model that declares no grid and is given no ranks runs in this process: a warm start
     # imports neither the MPI runtime nor the DSL (`distributed_engine` would return None)
+    found = None
     if data_parallel is not None or micro_batches is not None or "grid" in text:
         from irkit.runtime.distributed import distributed_engine
         found = distributed_engine(engine, text, filename, model, data_parallel,
-                                   micro_batches, opt_level, cache, threads, _disable(disable),
+                                   micro_batches, opt_level, cache, threads, disable,
                                    pass_options)
-        if found is not None:
-            return Model.from_engine(*found)
-    name, eng = engine_class.from_source(text, filename, model, opt_level, cache, threads,
-                                         _disable(disable), pass_options=pass_options)
-    return Model.from_engine(name, eng)
+    if found is None:
+        found = engine_class.from_source(text, filename, model, opt_level, cache, threads,
+                                         disable, pass_options=pass_options)
+    loaded = Model.from_engine(*found)
+    loaded._pipeline_edits = (disable, pass_options)
+    return loaded
 
 
 def _engine_class(engine: str) -> type[Engine]:

@@ -131,12 +131,14 @@ def _mark(lowered: Operation, function: str) -> list[tuple[Operation, Row]]:
 
 
 def profile_module(module: Operation, function: str, inputs: dict, variables: dict, *,
-                   threads: int = 0, repeat: int = 20, disable=()) -> Profile:
+                   threads: int = 0, repeat: int = 20, disable=(),
+                   pass_options: str = "") -> Profile:
     """Profile `function` of the graph module `module` (one model's, as `Model.module`)
     on `inputs`, starting from copies of `variables`, on `threads` threads (0: OpenMP's
-    default); see the module docstring."""
+    default), lowered without the passes in `disable` and with the options `pass_options`
+    sets; see the module docstring."""
     from irkit.backends.llvm_cpu import compile_module
-    graph, lowered = lower_model_with_graph(module, disable=disable)
+    graph, lowered = lower_model_with_graph(module, disable=disable, pass_options=pass_options)
     marked = _mark(lowered, function)
     if not any(r.kind == "kernel" for _, r in marked):
         raise ValueError(f"the model has no compiled function {function!r} with loops")

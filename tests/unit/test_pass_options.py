@@ -154,7 +154,7 @@ for offset in (0, 16, 36):
     placed[...] = x
     outs.append(m.forward(x=placed, y=y)["probs"].tobytes())
 assert len(set(outs)) == 1, "placement changed the bits"
-print("rank", r, "ok")
+open(f"{out}/rank{r}.ok", "w").close()
 """
 
 
@@ -162,5 +162,25 @@ def test_pass_options_on_mpi_ranks(tmp_path):
     from tests.unit.test_mpi_runtime import _have_mpi, _on_two_ranks
     if not _have_mpi():
         pytest.skip("mpiexec or mpi4py is missing (pip install 'irkit[mpi]')")
-    out = _on_two_ranks(tmp_path, MPI_SCRIPT, "logreg", "jit")
-    assert "rank 0 ok" in out and "rank 1 ok" in out
+    _on_two_ranks(tmp_path, MPI_SCRIPT, "logreg", "jit")
+    assert (tmp_path / "rank0.ok").exists() and (tmp_path / "rank1.ok").exists()
+
+
+def test_profile_compiles_with_the_models_options(tmp_path, monkeypatch):
+    """`Model.profile` compiles a timed copy: with the options the model was loaded with."""
+    from irkit.runtime import profile as profiling
+    seen = []
+    real = profiling.lower_model_with_graph
+
+    def spy(module, *args, **kwargs):
+        seen.append((kwargs.get("disable"), kwargs.get("pass_options")))
+        return real(module, *args, **kwargs)
+    monkeypatch.setattr(profiling, "lower_model_with_graph", spy)
+    model = tmp_path / "m.irk"
+    model.write_text(LOGREG)
+    m = irkit.load_model(model, engine="jit", cache=False, pass_options=NO_ALIGN,
+                         disable="linalg-fuse")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 784), dtype=np.float32)
+    m.profile("forward", repeat=2, x=x, labels=np.zeros(4, np.int32))
+    assert seen == [(("linalg-fuse",), NO_ALIGN)]
