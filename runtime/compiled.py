@@ -316,9 +316,8 @@ class CompiledModels:
     (`llvm_cpu.entry_functions`), so that each loads on its own. `options` are what an entry
     is compiled with (`opt_level`, `cpu`, `disable`, `pass_options` where set); `make_pm`
     makes the pass managers of the pipeline rows that lower it (None: `default_make_pm` with
-    those);
-    `stored`, when set (by the compile cache), is called after each entry compiled, with
-    these `CompiledModels`."""
+    those); `stored`, when set (by the compile cache), is called after each entry compiled,
+    with these `CompiledModels`."""
 
     code: ObjectCode | None
     models: dict[str, ModelCode]

@@ -100,11 +100,10 @@ def check_ranks(ranks) -> int:
 def partition_rows(start: str | None, stop: str, passes: str, disable=(),
                    pass_options: str = "") -> str:
     """`pipeline.passes_between(start, stop, disable, pass_options=pass_options)` for a
-    partitioned model: the module
-    is partitioned by `passes` (`partition_passes`) at the end of the autodiff row (so the
-    graph module the runtime's shape functions read is the partitioned one: each rank
-    allocates its own outputs), and its grids are dropped after the last row
-    (`parallel-drop-grids`)."""
+    partitioned model: the module is partitioned by `passes` (`partition_passes`) at the
+    end of the autodiff row (so the graph module the runtime's shape functions read is the
+    partitioned one: each rank allocates its own outputs), and its grids are dropped after
+    the last row (`parallel-drop-grids`)."""
     names = pipeline.stage_names()
     first = 0 if start is None else names.index(start) + 1
     rows = names[first:names.index(stop) + 1]

@@ -95,22 +95,25 @@ process). In chunks here: see `dots`.
 
 from __future__ import annotations
 
-from irkit.attributes import DenseArrayAttr
+import numpy as np
+
+from irkit.attributes import DenseArrayAttr, DenseElementsAttr, IntegerAttr
 from irkit.builder import Builder
 from irkit.ir import Block, Value
 from irkit.target import Target
-from irkit.types import F32, I64, VectorType
+from irkit.types import F32, I32, I64, VectorType
 from irkit.dialects import arith
+from irkit.dialects.arith import CMPI_PREDICATES, materialize_constant
 from irkit.dialects.arith.base import FASTMATH
-from irkit.dialects.memory import DeallocOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp
+from irkit.dialects.memory import (
+    AddressOp, DeallocOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp,
+)
 from irkit.dialects.omp import ParallelOp as TeamOp, TerminatorOp as TeamEnd
 from irkit.dialects.memory.view import strides_and_offset
 from irkit.dialects.vector import KIND_ATTRS, BroadcastOp, ReductionOp, ShuffleOp
 from irkit.passes.blis import epilogue as epilogues
 from irkit.passes.blis.contraction import Contraction
-from irkit.passes.blis.nest import (
-    Blis, Index, Schedule, end_to_end, lanes_below, vector_offset,
-)
+from irkit.passes.blis.nest import Blis, Index, Schedule, end_to_end
 
 
 def dot_wins(c: Contraction, lanes: int, most_bytes: int) -> bool:
@@ -239,14 +242,22 @@ class Dot(Blis):
         at run time from A's address, or None where the nest does not align (module
         docstring: Alignment): K a whole number of vectors, at least two, one chunk; B's
         rows loadable; A's static layout such that every row starts at the same place in a
-        vector (whatever index the other dims take, it moves A by whole vectors:
-        `nest.vector_offset`)."""
+        vector (whatever index the other dims take, it moves A by whole vectors)."""
         e, c, lanes = self.e, self.c, self.s.lanes
+        a, dk = c.a[0], c.k[0]
+        layout = strides_and_offset(a.buffer.type)
         if not self.align_start or k % lanes or k < 2 * lanes or k > self.s.chunk or \
-                not self.rows_loadable(n):
+                not self.rows_loadable(n) or a.buffer.type.element != F32 or \
+                layout is None or None in layout[0] or layout[1] is None:
             return None
-        into = vector_offset(e, b, c.a[0], c.k[0], lanes)
-        return None if into is None else e.rem(b, e.sub(b, lanes, into), lanes)
+        strides, first = layout[0], 0       # memory.address includes the layout's offset
+        for (coefs, const), stride in zip(a.forms, strides):
+            first += const * stride
+            if any(dim != dk and coef * stride % lanes for dim, coef in coefs.items()):
+                return None
+        address = b.create(AddressOp, a.buffer, location=e.location).result
+        into = e.rem(b, e.add(b, e.div(b, address, 4), first % lanes), lanes)
+        return e.rem(b, e.sub(b, lanes, into), lanes)
 
     def transpose_rows(self, b: Builder, bt: Value, n: int, at: Index,
                        rows: list[Index]) -> None:
@@ -336,7 +347,15 @@ class Dot(Blis):
 
         if self.k_start is not None:            # module docstring: Alignment
             accs = e.for_(b, 0, k - s.lanes, s.lanes, step, [zero] * width)
-            head = lanes_below(e, b, self.k_start, s.lanes)
+            iota = DenseElementsAttr(VectorType((s.lanes,), I32),
+                                     np.arange(s.lanes, dtype=np.int32))
+            lane = b.insert(materialize_constant(iota, iota.type, loc)).result
+            start = b.create(arith.IndexCastOp, self.k_start, result_types=[I32],
+                             location=loc).result
+            starts = b.create(BroadcastOp, start, result_types=[lane.type], location=loc).result
+            head = b.create(arith.CmpIOp, lane, starts,
+                            predicate=IntegerAttr(CMPI_PREDICATES.index("slt"), I64),
+                            location=loc).result
             xs = [b.create(arith.SelectOp, head, a_at(b, r, 0, VectorLoadOp, [self.vec]),
                            a_at(b, r, k - s.lanes, VectorLoadOp, [self.vec]),
                            location=loc).result for r in range(len(rows))]

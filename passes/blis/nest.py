@@ -24,20 +24,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numpy as np
-
-from irkit.attributes import DenseArrayAttr, DenseElementsAttr, FloatAttr, IntegerAttr
+from irkit.attributes import DenseArrayAttr, FloatAttr, IntegerAttr
 from irkit.builder import Builder
 from irkit.ir import Block, Operation, Value
 from irkit.target import Target
-from irkit.types import F32, I32, I64, INDEX, MemRefType, VectorType
+from irkit.types import F32, I64, INDEX, MemRefType, VectorType
 from irkit.dialects import arith
 from irkit.dialects.arith import CMPI_PREDICATES, materialize_constant
 from irkit.dialects.loop import ForOp, IfOp, ParallelOp, YieldOp
 from irkit.dialects.math import FmaOp
 from irkit.dialects.memory import (
-    AddressOp, AllocOp, CollapseShapeOp, DeallocOp, DimOp, LoadOp, StoreOp, VectorLoadOp,
-    VectorStoreOp, reassociation_attr,
+    AllocOp, CollapseShapeOp, DeallocOp, DimOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp,
+    reassociation_attr,
 )
 from irkit.dialects.vector import BroadcastOp, ShuffleOp
 from irkit.passes.blis import epilogue as epilogues
@@ -370,41 +368,6 @@ def end_to_end(b: Builder, parts: list[Value], location) -> Value:
                                    location=location).result)
         parts = joined + parts[len(joined) * 2:]
     return parts[0]
-
-
-def vector_offset(e: Emitter, b: Builder, f: Factor, along: int, lanes: int) -> Value | None:
-    """Where `f`'s element at index 0 of every dim lies within a vector of `lanes` floats
-    (in [0, lanes), an index computed at run time from the buffer's address,
-    `memory.address`), or None where that place is not the same for every value of the dims
-    other than `along`: `f` float32, its layout static, each of those dims moving it by whole
-    vectors. The dot nest starts its K loop there (dot.py, `Dot.aligned_start`), the swapped
-    nest its column tiles (`Blis.column_shift`). Any value is correct for both: it only
-    decides which loads are whole lines."""
-    layout = strides_and_offset(f.buffer.type)
-    if f.buffer.type.element != F32 or layout is None or None in layout[0] or \
-            layout[1] is None:
-        return None
-    first = 0                   # elements from the buffer's first (the address) to f's (0, ..)
-    for (coefs, const), stride in zip(f.forms, layout[0]):
-        first += const * stride
-        if any(dim != along and coef * stride % lanes for dim, coef in coefs.items()):
-            return None
-    address = b.create(AddressOp, f.buffer, location=e.location).result
-    return e.rem(b, e.add(b, e.div(b, address, 4), first % lanes), lanes)
-
-
-def lanes_below(e: Emitter, b: Builder, count: Index, lanes: int) -> Value:
-    """The `vector<lanes x i1>` whose lanes below `count` (an index in [0, lanes]) are set:
-    what an `arith.select` takes from one vector for those lanes and from another for the
-    rest."""
-    iota = DenseElementsAttr(VectorType((lanes,), I32), np.arange(lanes, dtype=np.int32))
-    lane = b.insert(materialize_constant(iota, iota.type, e.location)).result
-    at = b.create(arith.IndexCastOp, e.v(count), result_types=[I32],
-                  location=e.location).result
-    ats = b.create(BroadcastOp, at, result_types=[lane.type], location=e.location).result
-    return b.create(arith.CmpIOp, lane, ats,
-                    predicate=IntegerAttr(CMPI_PREDICATES.index("slt"), I64),
-                    location=e.location).result
 
 
 class Blis:
