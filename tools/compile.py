@@ -379,8 +379,7 @@ def _compile_gpu(top, args, filename: str) -> int:
     texts = []
     for name, module in models.items():
         program = compile_gpu_model(module, arch=args.gpu_arch, opt_level=args.opt_level,
-                                    disable=args.disable, make_pm=make_pm,
-                                    pass_options=args.pass_options)
+                                    disable=args.disable, make_pm=make_pm)
         if args.emit is None:
             program.write(args.output)
         elif args.emit == "ptx":
