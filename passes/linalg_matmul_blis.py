@@ -155,7 +155,7 @@ came from another machine, a Zen 4.)
 B read where it lies, for a few rows. Packing B copies its K x N panel so that every read
 of it by the micro-kernel is contiguous; where M is a few register tiles, each B row feeds
 so few tiles that the copy costs more than it saves. A plain `x @ w` (B one row-major 2-d
-factor, N a whole number of tiles) then reads B where it lies (`Blis.b_choosable`) when M
+factor, N a whole number of vectors) then reads B where it lies (`Blis.b_choosable`) when M
 is at most `direct-b-tiles` (64) register tiles: decided here for a static M; for a
 dynamic M (the batch) by a flag computed once at run time, which skips the packing and
 picks one of two copies of the micro-kernel's k loop (the tile's stores are shared): one

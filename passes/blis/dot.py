@@ -47,6 +47,16 @@ alternated, both orders) went from 40.7 / 43.0 to 35.9 / 37.9 us (with the colum
 nest.py); its `w` is still read across the cores after each update (the SGD step's writes
 stay in the calling core's cache).
 
+B where it lies (`b_lies`). A B given transposed, read along K at stride 1 as A is (PyTorch's
+Linear weight [N, K], `x @ transpose(w)`), is Bt already: the nest reads its rows where they
+lie, no copy and no team region for one, from the aligned start on (its last step selects
+B's two ends by lane, as A's). Before, it was copied element by element into a Bt of the
+same layout, and its weight gradient (dz^T @ x, N = 784 not a whole number of 64-column
+tiles) packed x: the logistic regression step written that way (w: [10, 784], B = 100) took
+34.2 us on 1 thread and 35.1 on 2, against 24.0 and 21.8 for w: [784, 10]; now 26.7 and
+22.2 (23.4 and 21.7: medians of 12 alternated rounds in one process per build and thread
+count; `Blis.b_choosable`, nest.py, for the gradient).
+
 The tile (`dot_tile`): the most FMAs per vector loaded, mr * N / (groups * mr + N) (each
 group reloads A's mr vectors), among those whose mr * ng accumulators, mr A vectors and one
 B vector fit the registers with two to spare: 4 rows x 2 groups of 5 on AVX-512 (25
@@ -115,7 +125,7 @@ from irkit.dialects.memory.view import strides_and_offset
 from irkit.dialects.vector import KIND_ATTRS, BroadcastOp, ReductionOp, ShuffleOp
 from irkit.passes.blis import epilogue as epilogues
 from irkit.passes.blis.contraction import Contraction
-from irkit.passes.blis.nest import Blis, Index, Schedule, end_to_end
+from irkit.passes.blis.nest import Blis, Index, Schedule, contiguous_along, end_to_end
 
 
 def dot_wins(c: Contraction, lanes: int, most_bytes: int) -> bool:
@@ -178,6 +188,10 @@ class Dot(Blis):
         threads = self.threads and not any(p.name in ("loop.parallel", "omp.parallel")
                                            for p in c.op.ancestors())  # one level of threads
         self.k_start = self.aligned_start(top, n, k)
+        if self.b_lies():       # B^T already (module docstring: "B where it lies")
+            e.parallel(top, tiles, 1, lambda b, t: self.tile(b, None, e.mul(b, t, s.mr)),
+                       threads)
+            return
         inner = top
         if threads:             # each thread its own Bt (module docstring: "Threads")
             team = top.create(TeamOp, result_types=[], regions=1, location=e.location)
@@ -225,6 +239,23 @@ class Dot(Blis):
         if main < k:
             e.for_(b, main, k, 1, element)
 
+    def b_lies(self) -> bool:
+        """Whether B is read where it lies, no Bt (module docstring: "B where it lies"): one
+        factor read along K at stride 1, as A is (`contiguous_along`)."""
+        return len(self.c.b) == 1 and contiguous_along(self.c.b[0], self.c.k[0])
+
+    def b_vector(self, b: Builder, bt: Value | None, j: int, kk: Index,
+                 shifted: Index) -> Value:
+        """Column j's vector of B at step `kk` of the loop: Bt's row j at kk, or, with B
+        where it lies (`bt` None), B at k = `shifted` (kk past the aligned start)."""
+        e, c, loc = self.e, self.c, self.e.location
+        if bt is not None:
+            return b.create(VectorLoadOp, bt, [e.v(j), e.v(kk)], result_types=[self.vec],
+                            location=loc).result
+        f, dims = c.b[0], dict(self.ivs) | {c.k[0]: shifted, c.n[0]: j}
+        return b.create(VectorLoadOp, f.buffer, [self.at(b, form, dims) for form in f.forms],
+                        result_types=[self.vec], location=loc).result
+
     def rows_loadable(self, n: int) -> bool:
         """Whether B is one buffer whose element (k, j) is at a last index `j + c` of unit
         stride, the other indices free of j, its last dimension static and holding all N
@@ -249,7 +280,8 @@ class Dot(Blis):
         a, dk = c.a[0], c.k[0]
         layout = strides_and_offset(a.buffer.type)
         if not self.align_start or k % lanes or k < 2 * lanes or k > self.s.chunk or \
-                not self.rows_loadable(n) or a.buffer.type.element != F32 or \
+                not (self.rows_loadable(n) or self.b_lies()) or \
+                a.buffer.type.element != F32 or \
                 layout is None or None in layout[0] or layout[1] is None:
             return None
         strides, first = layout[0], 0       # memory.address includes the layout's offset
@@ -280,7 +312,7 @@ class Dot(Blis):
                            result_types=[self.vec], location=loc).result
             b.create(VectorStoreOp, col, bt, [e.v(j), e.v(at)], location=loc)
 
-    def tile(self, b: Builder, bt: Value, m0: Index) -> None:
+    def tile(self, b: Builder, bt: Value | None, m0: Index) -> None:
         """The row tile at `m0`: each group of columns, dot products over K, stored."""
         e, c, s = self.e, self.c, self.s
         m = c.static(c.m)
@@ -302,7 +334,8 @@ class Dot(Blis):
                 else:
                     e.if_(b, e.lt(b, row, self.M), store, lambda b2: None)
 
-    def dots(self, b: Builder, bt: Value, rows: list[Index], cols: list[int]) -> list[Value]:
+    def dots(self, b: Builder, bt: Value | None, rows: list[Index],
+             cols: list[int]) -> list[Value]:
         """sum over k of A[row, k] * Bt[j, k] for each row of `rows` and j of `cols`
         (row-major), in C's element type: per chunk of K, vector accumulators in float32 and
         a tree of their lanes; the chunks' sums added up in C's type; the tail's products
@@ -326,12 +359,11 @@ class Dot(Blis):
                    for form in a.forms]
             return b2.create(cls, a.buffer, idx, result_types=types, location=loc).result
 
-        def fmas(b2: Builder, xs: list[Value], kk: Index, accs: list[Value]) -> list[Value]:
-            """accs + A's vectors `xs` (one a row) times Bt's at column kk."""
+        def fmas(b2: Builder, xs: list[Value], ys, accs: list[Value]) -> list[Value]:
+            """accs + A's vectors `xs` (one a row) times B's, `ys(b2, j)` for column j."""
             out = list(accs)
             for i, j in enumerate(cols):
-                y = b2.create(VectorLoadOp, bt, [e.v(j), e.v(kk)], result_types=[self.vec],
-                              location=loc).result
+                y = ys(b2, j)
                 for r, x in enumerate(xs):
                     at = r * len(cols) + i
                     out[at] = self.multiply_add(b2, x, y, accs[at])
@@ -345,7 +377,7 @@ class Dot(Blis):
         def step(b2: Builder, kk: Value, accs: list[Value]) -> list[Value]:
             shifted = kk if self.k_start is None else e.add(b2, kk, self.k_start)
             xs = [a_at(b2, r, shifted, VectorLoadOp, [self.vec]) for r in range(len(rows))]
-            return fmas(b2, xs, kk, accs)
+            return fmas(b2, xs, lambda b3, j: self.b_vector(b3, bt, j, kk, shifted), accs)
 
         if self.k_start is not None:            # module docstring: Alignment
             accs = e.for_(b, 0, k - s.lanes, s.lanes, step, [zero] * width)
@@ -361,8 +393,15 @@ class Dot(Blis):
             xs = [b.create(arith.SelectOp, head, a_at(b, r, 0, VectorLoadOp, [self.vec]),
                            a_at(b, r, k - s.lanes, VectorLoadOp, [self.vec]),
                            location=loc).result for r in range(len(rows))]
+
+            def last_ys(b2: Builder, j: int) -> Value:       # Bt rotated, or B's two ends
+                if bt is not None:
+                    return self.b_vector(b2, bt, j, k - s.lanes, None)
+                return b2.create(arith.SelectOp, head, self.b_vector(b2, None, j, 0, 0),
+                                 self.b_vector(b2, None, j, 0, k - s.lanes),
+                                 location=loc).result
             return [self.widen(b, x, c.c.type.element)
-                    for x in lanes_summed(b, fmas(b, xs, k - s.lanes, accs))]
+                    for x in lanes_summed(b, fmas(b, xs, last_ys, accs))]
 
         def chunk_sums(b2: Builder, k0: Index, k1: Index) -> list[Value]:
             return lanes_summed(b2, e.for_(b2, k0, k1, s.lanes, step, [zero] * width))
@@ -384,7 +423,9 @@ class Dot(Blis):
             xs = [a_at(b2, r, kk, LoadOp, [F32]) for r in range(len(rows))]
             out = list(partial)
             for i, j in enumerate(cols):
-                y = b2.create(LoadOp, bt, [e.v(j), kk], location=loc).result
+                y = b2.create(LoadOp, bt, [e.v(j), kk], location=loc).result \
+                    if bt is not None else self.product(b2, c.b, dict(self.ivs) |
+                                                        {dk: kk, c.n[0]: e.v(j)})
                 for r, x in enumerate(xs):
                     at = r * len(cols) + i
                     out[at] = self.multiply_add(b2, x, y, partial[at])

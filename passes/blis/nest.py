@@ -722,17 +722,18 @@ class Blis:
 
     def b_choosable(self) -> bool:
         """Whether B may be read where it lies instead of packed (`direct_b_tiles`): a
-        plain `x @ w`, B one row-major 2-d factor [k, n] (`b_readable`) whose N is a whole
-        number of tiles. Packing copies the K x N panel once to make every read of it
-        contiguous; where M is a few register tiles, each B row feeds so few tiles that
-        the copy costs more than it saves (the MLP 784-256-10 step's x @ w1, B=128: 1.20
-        ms packed, 1.17 direct; B=1024: 10.5 and 11.1)."""
+        plain `x @ w`, B one row-major 2-d factor [k, n] (`b_readable`; a last part tile
+        reads B's last whole vector again, never stored: `b_cols`). Packing copies the
+        K x N panel once to make every read of it contiguous; where M is a few register
+        tiles, each B row feeds so few tiles that the copy costs more than it saves (the
+        MLP 784-256-10 step's x @ w1, B=128: 1.20 ms packed, 1.17 direct; B=1024: 10.5
+        and 11.1; the weight gradient dz^T @ x of a logistic regression whose w is [10,
+        784], M = 10 classes: dot.py's "B where it lies")."""
         c, s = self.c, self.s
         if self.direct_b_tiles <= 0 or c.transposed or not b_readable(c, s.lanes):
             return False
         f = c.b[0]
-        return c.static(c.n) % s.nr == 0 and f.buffer.type.rank == 2 and \
-            f.forms[0] == ({c.k[0]: 1}, 0)
+        return f.buffer.type.rank == 2 and f.forms[0] == ({c.k[0]: 1}, 0)
 
     def pack_a(self, b: Builder, ap: Value, ic: Value, pc: Value, mb: Index,
                kb: Index) -> None:

@@ -191,18 +191,20 @@ def test_thin_tiles_only_where_a_static_m_leaves_one():
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("widened", [False, True])
-def test_b_read_in_place_or_packed_as_m_says(threads, widened):
+@pytest.mark.parametrize("n", [32, 40])
+def test_b_read_in_place_or_packed_as_m_says(threads, widened, n):
     """x @ w with a dynamic M: B read where it lies while M is at most `direct-b-tiles`
     register tiles (6 rows here), packed past that, as a `loop.if` per panel picks; K in
-    several blocks (the window's offset moves with the block)."""
-    src = generic(None, 32, 100, widened=widened)
+    several blocks (the window's offset moves with the block). N = 40 ends in a part tile
+    of one vector: its other vector reads B's last whole one again, never stored."""
+    src = generic(None, n, 100, widened=widened)
     options = dict(mr=2, nr=16, lanes=8, kc=32, mc=4, nc=32, direct_b_tiles=3)
     text = str(transformed(src, **options))
     assert text.count("math.fma") == 2 * 2 * 2   # two k loops, 2 x 2 accumulators each
     f = jit(src, threads=threads, **options)
     for m in (1, 5, 6, 7, 40):
-        a, b, _, _ = operands(m, 32, 100, seed=m)
-        c0 = np.full((m, 32), 0.25, np.float64 if widened else np.float32)
+        a, b, _, _ = operands(m, n, 100, seed=m)
+        c0 = np.full((m, n), 0.25, np.float64 if widened else np.float32)
         c = c0.copy()
         f(a, b, c)
         check(c, a, b, c0, 2.0**-21 if widened else 2.0**-18)
@@ -330,10 +332,12 @@ def test_few_columns_as_dot_products(m, n, k, layout, widened):
     """N leaves most lanes idle and A is read along K: dot products (vector.reduction in
     the IR, no packed B panel), C's old value added (no fill folded), every row once. B is
     transposed into Bt by whole groups of 8 rows in registers (vector.shuffle) where its
-    rows hold the N columns side by side ("nn"), the rest element by element."""
+    rows hold the N columns side by side ("nn"), the rest element by element; a B given
+    transposed ("nt", PyTorch's Linear weight [N, K]) is read where it lies, no Bt."""
     src = generic(m, n, k, layout, widened=widened)
     ir = str(transformed(src, lanes=8))
-    assert "vector.reduction <add>" in ir and f"memref<{n}x{k}xf32>" in ir
+    assert "vector.reduction <add>" in ir
+    assert (f"memory.alloc() : memref<{n}x{k}xf32>" in ir) == (layout == "nn")
     assert ("vector.shuffle" in ir) == (layout == "nn" and k >= 8)
     f = jit(src, lanes=8)
     a, b, _, bl = operands(m, n, k, layout, seed=m + n + k)
@@ -381,14 +385,16 @@ def test_dot_products_dynamic_rows(threads):
 
 @pytest.mark.parametrize("k", [16, 64, 784])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_dot_products_start_where_a_is_aligned(k, threads):
+@pytest.mark.parametrize("layout", ["nn", "nt"])
+def test_dot_products_start_where_a_is_aligned(k, threads, layout):
     """K a whole number of vectors (at least two) and A's rows a whole number of vectors
     apart: the vector loop starts where A's rows are aligned, read off A's address at run
-    time (`memory.address`), and B is transposed rotated to match. Every start in a vector
-    (A's first element 0 .. 7 floats into 32 bytes, 8 lanes) gives numpy's product, the
-    same bits again on the same arrays, and so does the interpreter, whose address is
-    numpy's."""
-    src = generic(None, 10, k, widened=True)
+    time (`memory.address`), and B is transposed rotated to match ("nn"), or read where it
+    lies from the same k on ("nt": its two ends selected by lane in the last step, as A's).
+    Every start in a vector (A's first element 0 .. 7 floats into 32 bytes, 8 lanes) gives
+    numpy's product, the same bits again on the same arrays, and so does the interpreter,
+    whose address is numpy's."""
+    src = generic(None, 10, k, layout, widened=True)
     module = transformed(src, lanes=8)
     assert str(module).count("memory.address") == 1
     f = jit(src, threads=threads, lanes=8)
@@ -396,6 +402,7 @@ def test_dot_products_start_where_a_is_aligned(k, threads):
     memory = np.zeros(12 * k + 64, np.float32)
     first = memory.ctypes.data // 4
     b = rng.standard_normal((k, 10)).astype(np.float32)
+    bl = b.T.copy() if layout == "nt" else b
     for m in (1, 5, 12):
         for into in range(8):
             start = (into - first) % 8
@@ -404,14 +411,14 @@ def test_dot_products_start_where_a_is_aligned(k, threads):
             a[...] = rng.standard_normal((m, k))
             c0 = rng.standard_normal((m, 10))
             c = c0.copy()
-            f(a, b, c)
+            f(a, bl, c)
             check(c, a, b, c0, 2.0**-21 * max(8, np.sqrt(k)))
             again = c0.copy()
-            f(a, b, again)
+            f(a, bl, again)
             np.testing.assert_array_equal(again, c)     # the same placement, the same bits
             if m == 5 and k == 64:
                 ref = c0.copy()
-                Interpreter(module).call(lookup_symbol_in(module, "f"), [a, b, ref])
+                Interpreter(module).call(lookup_symbol_in(module, "f"), [a, bl, ref])
                 check(ref, a, b, c0, 2.0**-21 * 8)
 
 

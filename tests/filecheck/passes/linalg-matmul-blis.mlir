@@ -519,6 +519,46 @@ func.func @skinny(%a: memref<?x64xf32>, %b: memref<64x10xf32>, %c: memref<?x10xf
   return
 }
 
+// B given transposed (PyTorch's Linear weight, [N, K]: x @ w^T) is read along K already:
+// no Bt, no team region for it, its rows read where they lie from the aligned start on, and
+// the last step selects B's two ends by lane as it does A's.
+// SKINNY-LABEL: func.func @skinny_nt(
+// SKINNY-SAME:      %[[A:[^:]*]]: memref<?x64xf32>, %[[B:[^:]*]]: memref<10x64xf32>, %[[C:[^:]*]]: memref<?x10xf32>
+// SKINNY-NOT:       memory.alloc
+// SKINNY:           memory.address %[[A]] : memref<?x64xf32>
+// SKINNY-NEXT:      arith.divui
+// SKINNY-NEXT:      arith.remui
+// SKINNY-NEXT:      arith.subi
+// SKINNY-NEXT:      %[[S:.*]] = arith.remui %{{.*}}, %{{.*}} : index
+// SKINNY-NOT:       omp.parallel
+// SKINNY:           loop.parallel
+// SKINNY:             loop.for %[[KK:[^ ]*]] = {{.*}} iter_args(
+// SKINNY-NEXT:          %[[KA:.*]] = arith.addi %[[KK]], %[[S]] : index
+// SKINNY-NEXT:          memory.vector_load %[[A]][%{{.*}}, %[[KA]]] : memref<?x64xf32>, vector<8xf32>
+// SKINNY-COUNT-3:       memory.vector_load %[[A]]
+// SKINNY-NEXT:          %[[Y:.*]] = memory.vector_load %[[B]][%{{.*}}, %[[KA]]] : memref<10x64xf32>, vector<8xf32>
+// SKINNY-NEXT:          math.fma %{{.*}}, %[[Y]], %{{.*}} : vector<8xf32>
+// SKINNY:             %[[HEAD:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : vector<8xi32>
+// SKINNY:             %[[Y0:.*]] = memory.vector_load %[[B]][%{{.*}}, %{{.*}}] : memref<10x64xf32>, vector<8xf32>
+// SKINNY-NEXT:        %[[Y1:.*]] = memory.vector_load %[[B]][%{{.*}}, %{{.*}}] : memref<10x64xf32>, vector<8xf32>
+// SKINNY-NEXT:        arith.select %[[HEAD]], %[[Y0]], %[[Y1]] : vector<8xi1>, vector<8xf32>
+// SKINNY:             vector.reduction <add>
+// SKINNY-NOT:       memory.dealloc
+// SKINNY:         return
+func.func @skinny_nt(%a: memref<?x64xf32>, %b: memref<10x64xf32>, %c: memref<?x10xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d1, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<?x64xf32>, memref<10x64xf32>) outs(%c : memref<?x10xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
 // K = 20 is two vectors of 8 and a tail of 4: the tail's products are added to the lanes'
 // sums one k at a time (scalar loads and fmas), as B's last 4 rows are transposed element by
 // element; M = 6 is no multiple of the 4 rows, so each row's store is guarded.
