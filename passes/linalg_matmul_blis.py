@@ -291,7 +291,7 @@ from irkit.passes.blis.contraction import (
 from irkit.passes.blis.dot import Dot, dot_schedule, dot_wins
 from irkit.passes.blis.epilogue import Epilogue
 from irkit.passes.blis.nest import (
-    NOWHERE, TILE, Blis, schedule, transpose_wins, vector_lanes,
+    NOWHERE, TILE, Blis, b_in_place, schedule, transpose_wins, vector_lanes,
 )
 from irkit.passes.lower_linalg_to_loop import IndexConstants
 
@@ -551,7 +551,8 @@ class LinalgMatmulBlis(Pass):
             # a measured kc is the block, over kc-epilogue's and kc-dynamic's longer ones
             options = replace(self, **tuned, **({"kc_epilogue": 0, "kc_dynamic": 0}
                                                 if "kc" in tuned else {}))
-            whole_m = ep is not None and epilogues.flat_ok(ep, c)
+            whole_m = ep is not None and epilogues.flat_ok(ep, c) or \
+                not dot and self.direct_b_tiles > 0 and b_in_place(c, lanes)
             kind, s = (Dot, dot_schedule(lanes, target, *sizes[1:], self.chunk)) \
                 if dot else (Blis, schedule(options, sizes, target, one_block, whole_m))
             if ep is None and fill is not None and not dynamic_fill and not dot:

@@ -48,14 +48,21 @@ nest.py); its `w` is still read across the cores after each update (the SGD step
 stay in the calling core's cache).
 
 B where it lies (`b_lies`). A B given transposed, read along K at stride 1 as A is (PyTorch's
-Linear weight [N, K], `x @ transpose(w)`), is Bt already: the nest reads its rows where they
-lie, no copy and no team region for one, from the aligned start on (its last step selects
-B's two ends by lane, as A's). Before, it was copied element by element into a Bt of the
-same layout, and its weight gradient (dz^T @ x, N = 784 not a whole number of 64-column
-tiles) packed x: the logistic regression step written that way (w: [10, 784], B = 100) took
-34.2 us on 1 thread and 35.1 on 2, against 24.0 and 21.8 for w: [784, 10]; now 26.7 and
-22.2 (23.4 and 21.7: medians of 12 alternated rounds in one process per build and thread
-count; `Blis.b_choosable`, nest.py, for the gradient).
+Linear weight [N, K], `x @ transpose(w)`), is Bt already: without an aligned start the nest
+reads its rows where they lie, no copy and no team region for one. With one, a copy rotated
+as `transpose_b` rotates, by vectors (`copy_b_rotated`, 31 KB in about 0.2 us): B read in
+place from A's aligned start splits its loads over two lines wherever B's rows do not start
+where A's do, and the forward step took 11.3 us where they did, 13.0 where not (x 16 bytes
+into a line, w at each of the four 16-byte places; the logistic regression below, 1
+thread, medians of 7 alternated rounds); with the copy 11.7 at all four, against 12.2 for
+w: [784, 10] transposed. Before, B was copied element by element into a Bt of the same
+layout, and its weight gradient (dz^T @ x, N = 784 not a whole number of 64-column tiles)
+packed x in two row blocks of 5: the logistic regression step written that way (w: [10,
+784], B = 100) took 34.2 us on 1 thread and 35.1 on 2, against 24.0 and 21.8 for w: [784,
+10]; now 21.8-22.1 on 1 thread against 22.6-22.7, and on 2 threads 20.5-22.8 against
+20.8-22.7, run to run (medians of 10-12 alternated rounds in one process, four processes
+on 2 threads; nest.py's `b_in_place`, and `schedule`'s `whole_m` for the gradient's 10
+rows).
 
 The tile (`dot_tile`): the most FMAs per vector loaded, mr * N / (groups * mr + N) (each
 group reloads A's mr vectors), among those whose mr * ng accumulators, mr A vectors and one
@@ -188,7 +195,7 @@ class Dot(Blis):
         threads = self.threads and not any(p.name in ("loop.parallel", "omp.parallel")
                                            for p in c.op.ancestors())  # one level of threads
         self.k_start = self.aligned_start(top, n, k)
-        if self.b_lies():       # B^T already (module docstring: "B where it lies")
+        if self.b_lies() and self.k_start is None:     # module docstring: B where it lies
             e.parallel(top, tiles, 1, lambda b, t: self.tile(b, None, e.mul(b, t, s.mr)),
                        threads)
             return
@@ -198,13 +205,46 @@ class Dot(Blis):
             team.regions[0].add_block(Block([]))
             inner = Builder.at_end(team.regions[0].blocks[0])
         bt = e.alloc(inner, (n, k))
-        self.transpose_b(inner, bt, n, k)
+        if self.b_lies():
+            self.copy_b_rotated(inner, bt, n, k)
+        else:
+            self.transpose_b(inner, bt, n, k)
         e.parallel(inner, tiles, 1, lambda b, t: self.tile(b, bt, e.mul(b, t, s.mr)), threads)
         if threads:
             inner.create(DeallocOp, bt, location=e.location)
             inner.create(TeamEnd, result_types=[], location=e.location)
         else:
             Builder.after(c.op).create(DeallocOp, bt, location=e.location)
+
+    def before_start(self, b: Builder) -> Value:
+        """The lanes below the aligned start (lane < k_start): a vector of i1, the lanes the
+        last step takes from the first vector of a row rather than its last."""
+        lanes, loc = self.s.lanes, self.e.location
+        iota = DenseElementsAttr(VectorType((lanes,), I32), np.arange(lanes, dtype=np.int32))
+        lane = b.insert(materialize_constant(iota, iota.type, loc)).result
+        start = b.create(arith.IndexCastOp, self.k_start, result_types=[I32],
+                         location=loc).result
+        starts = b.create(BroadcastOp, start, result_types=[lane.type], location=loc).result
+        return b.create(arith.CmpIOp, lane, starts,
+                        predicate=IntegerAttr(CMPI_PREDICATES.index("slt"), I64),
+                        location=loc).result
+
+    def copy_b_rotated(self, b: Builder, bt: Value, n: int, k: int) -> None:
+        """Bt's rows from a B where it lies (rows along K), rotated to A's aligned start as
+        `transpose_b` rotates (module docstring: B where it lies): a vector copy."""
+        e, lanes, loc = self.e, self.s.lanes, self.e.location
+
+        def step(b2: Builder, m0: Value, _) -> None:
+            at = e.add(b2, m0, self.k_start)
+            for j in range(n):
+                b2.create(VectorStoreOp, self.b_vector(b2, None, j, m0, at), bt,
+                          [e.v(j), m0], location=loc)
+        e.for_(b, 0, k - lanes, lanes, step)
+        head = self.before_start(b)
+        for j in range(n):
+            ends = b.create(arith.SelectOp, head, self.b_vector(b, None, j, 0, 0),
+                            self.b_vector(b, None, j, 0, k - lanes), location=loc).result
+            b.create(VectorStoreOp, ends, bt, [e.v(j), e.v(k - lanes)], location=loc)
 
     def transpose_b(self, b: Builder, bt: Value, n: int, k: int) -> None:
         """Bt[j, k] = prod(B factors) at (k, j). Where B is one buffer holding a row's N
@@ -245,14 +285,14 @@ class Dot(Blis):
         return len(self.c.b) == 1 and contiguous_along(self.c.b[0], self.c.k[0])
 
     def b_vector(self, b: Builder, bt: Value | None, j: int, kk: Index,
-                 shifted: Index) -> Value:
+                 at: Index) -> Value:
         """Column j's vector of B at step `kk` of the loop: Bt's row j at kk, or, with B
-        where it lies (`bt` None), B at k = `shifted` (kk past the aligned start)."""
+        where it lies (`bt` None), B's at k = `at`."""
         e, c, loc = self.e, self.c, self.e.location
         if bt is not None:
             return b.create(VectorLoadOp, bt, [e.v(j), e.v(kk)], result_types=[self.vec],
                             location=loc).result
-        f, dims = c.b[0], dict(self.ivs) | {c.k[0]: shifted, c.n[0]: j}
+        f, dims = c.b[0], dict(self.ivs) | {c.k[0]: at, c.n[0]: j}
         return b.create(VectorLoadOp, f.buffer, [self.at(b, form, dims) for form in f.forms],
                         result_types=[self.vec], location=loc).result
 
@@ -381,27 +421,12 @@ class Dot(Blis):
 
         if self.k_start is not None:            # module docstring: Alignment
             accs = e.for_(b, 0, k - s.lanes, s.lanes, step, [zero] * width)
-            iota = DenseElementsAttr(VectorType((s.lanes,), I32),
-                                     np.arange(s.lanes, dtype=np.int32))
-            lane = b.insert(materialize_constant(iota, iota.type, loc)).result
-            start = b.create(arith.IndexCastOp, self.k_start, result_types=[I32],
-                             location=loc).result
-            starts = b.create(BroadcastOp, start, result_types=[lane.type], location=loc).result
-            head = b.create(arith.CmpIOp, lane, starts,
-                            predicate=IntegerAttr(CMPI_PREDICATES.index("slt"), I64),
-                            location=loc).result
+            head = self.before_start(b)
             xs = [b.create(arith.SelectOp, head, a_at(b, r, 0, VectorLoadOp, [self.vec]),
                            a_at(b, r, k - s.lanes, VectorLoadOp, [self.vec]),
                            location=loc).result for r in range(len(rows))]
-
-            def last_ys(b2: Builder, j: int) -> Value:       # Bt rotated, or B's two ends
-                if bt is not None:
-                    return self.b_vector(b2, bt, j, k - s.lanes, None)
-                return b2.create(arith.SelectOp, head, self.b_vector(b2, None, j, 0, 0),
-                                 self.b_vector(b2, None, j, 0, k - s.lanes),
-                                 location=loc).result
-            return [self.widen(b, x, c.c.type.element)
-                    for x in lanes_summed(b, fmas(b, xs, last_ys, accs))]
+            last = fmas(b, xs, lambda b2, j: self.b_vector(b2, bt, j, k - s.lanes, None), accs)
+            return [self.widen(b, x, c.c.type.element) for x in lanes_summed(b, last)]
 
         def chunk_sums(b2: Builder, k0: Index, k1: Index) -> list[Value]:
             return lanes_summed(b2, e.for_(b2, k0, k1, s.lanes, step, [zero] * width))

@@ -125,7 +125,10 @@ def schedule(options, static: tuple, target: Target, one_block: bool = False,
     least `kc-dynamic`, since the sums of earlier blocks wait in the f64 accumulator, a
     round trip of C through memory (16 bytes an element) per block, none for one block.
     `whole_m`: a register tile of all of a static M's rows where one fits (the best such),
-    for a swapped contraction whose epilogue then runs flat (`epilogue.flat_ok`)."""
+    for a swapped contraction whose epilogue then runs flat (`epilogue.flat_ok`), and for
+    one that reads B where it lies (`b_in_place`): B's rows, a line or more apart along K
+    (x's 3136 bytes in a weight gradient dz^T @ x), then stream from L2 once, not once per
+    row block (10 classes: two blocks of 5 took 12.8 us, one of 10 rows 9.4)."""
     lanes = vector_lanes(options, target)
     m, n, k = static
     mr, nv = register_tile(target.vector_registers, lanes, m, n)
@@ -189,6 +192,16 @@ def b_readable(c: Contraction, lanes: int) -> bool:
         return False
     n = c.static(c.n)
     return n is not None and n % lanes == 0 and contiguous_along(c.b[0], c.n[0])
+
+
+def b_in_place(c: Contraction, lanes: int) -> bool:
+    """Whether the nest may read B where it lies instead of packing it (`Blis.b_choosable`
+    says when it does): a plain `x @ w`, B one row-major 2-d factor [k, n] (`b_readable`; a
+    last part tile reads B's last whole vector again, never stored: `Blis.b_cols`)."""
+    if c.transposed or not b_readable(c, lanes):
+        return False
+    f = c.b[0]
+    return f.buffer.type.rank == 2 and f.forms[0] == ({c.k[0]: 1}, 0)
 
 
 def contiguous_along(f: Factor, dim: int) -> bool:
@@ -721,19 +734,14 @@ class Blis:
         return value
 
     def b_choosable(self) -> bool:
-        """Whether B may be read where it lies instead of packed (`direct_b_tiles`): a
-        plain `x @ w`, B one row-major 2-d factor [k, n] (`b_readable`; a last part tile
-        reads B's last whole vector again, never stored: `b_cols`). Packing copies the
-        K x N panel once to make every read of it contiguous; where M is a few register
-        tiles, each B row feeds so few tiles that the copy costs more than it saves (the
-        MLP 784-256-10 step's x @ w1, B=128: 1.20 ms packed, 1.17 direct; B=1024: 10.5
-        and 11.1; the weight gradient dz^T @ x of a logistic regression whose w is [10,
-        784], M = 10 classes: dot.py's "B where it lies")."""
-        c, s = self.c, self.s
-        if self.direct_b_tiles <= 0 or c.transposed or not b_readable(c, s.lanes):
-            return False
-        f = c.b[0]
-        return f.buffer.type.rank == 2 and f.forms[0] == ({c.k[0]: 1}, 0)
+        """Whether B may be read where it lies instead of packed (`direct_b_tiles`,
+        `b_in_place`). Packing copies the K x N panel once to make every read of it
+        contiguous; where M is a few register tiles, each B row feeds so few tiles that
+        the copy costs more than it saves (the MLP 784-256-10 step's x @ w1, B=128: 1.20
+        ms packed, 1.17 direct; B=1024: 10.5 and 11.1; the weight gradient dz^T @ x of a
+        logistic regression whose w is [10, 784], M = 10 classes: dot.py's "B where it
+        lies")."""
+        return self.direct_b_tiles > 0 and b_in_place(self.c, self.s.lanes)
 
     def pack_a(self, b: Builder, ap: Value, ic: Value, pc: Value, mb: Index,
                kb: Index) -> None:

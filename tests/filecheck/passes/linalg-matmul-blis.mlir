@@ -520,31 +520,47 @@ func.func @skinny(%a: memref<?x64xf32>, %b: memref<64x10xf32>, %c: memref<?x10xf
 }
 
 // B given transposed (PyTorch's Linear weight, [N, K]: x @ w^T) is read along K already:
-// no Bt, no team region for it, its rows read where they lie from the aligned start on, and
-// the last step selects B's two ends by lane as it does A's.
+// no transposition. With the aligned start its rows are copied by vectors into a Bt rotated
+// to A's start (the last column of vectors: B's two ends selected by lane); with
+// align-start=false they are read where they lie, no Bt and no team region.
 // SKINNY-LABEL: func.func @skinny_nt(
 // SKINNY-SAME:      %[[A:[^:]*]]: memref<?x64xf32>, %[[B:[^:]*]]: memref<10x64xf32>, %[[C:[^:]*]]: memref<?x10xf32>
-// SKINNY-NOT:       memory.alloc
 // SKINNY:           memory.address %[[A]] : memref<?x64xf32>
 // SKINNY-NEXT:      arith.divui
 // SKINNY-NEXT:      arith.remui
 // SKINNY-NEXT:      arith.subi
 // SKINNY-NEXT:      %[[S:.*]] = arith.remui %{{.*}}, %{{.*}} : index
-// SKINNY-NOT:       omp.parallel
-// SKINNY:           loop.parallel
-// SKINNY:             loop.for %[[KK:[^ ]*]] = {{.*}} iter_args(
-// SKINNY-NEXT:          %[[KA:.*]] = arith.addi %[[KK]], %[[S]] : index
-// SKINNY-NEXT:          memory.vector_load %[[A]][%{{.*}}, %[[KA]]] : memref<?x64xf32>, vector<8xf32>
-// SKINNY-COUNT-3:       memory.vector_load %[[A]]
-// SKINNY-NEXT:          %[[Y:.*]] = memory.vector_load %[[B]][%{{.*}}, %[[KA]]] : memref<10x64xf32>, vector<8xf32>
-// SKINNY-NEXT:          math.fma %{{.*}}, %[[Y]], %{{.*}} : vector<8xf32>
+// SKINNY-NEXT:      omp.parallel {
+// SKINNY-NEXT:        %[[BT:.*]] = memory.alloc() : memref<10x64xf32>
+// SKINNY-NEXT:        loop.for %[[M:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step %{{[^ ]*}} {
+// SKINNY-NEXT:          %[[KS:.*]] = arith.addi %[[M]], %[[S]] : index
+// SKINNY-NEXT:          %[[ROW0:.*]] = memory.vector_load %[[B]][%{{.*}}, %[[KS]]] : memref<10x64xf32>, vector<8xf32>
+// SKINNY-NEXT:          memory.vector_store %[[ROW0]], %[[BT]][%{{.*}}, %[[M]]] : memref<10x64xf32>, vector<8xf32>
+// SKINNY-COUNT-9:       memory.vector_store
+// SKINNY-NEXT:        }
 // SKINNY:             %[[HEAD:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : vector<8xi32>
-// SKINNY:             %[[Y0:.*]] = memory.vector_load %[[B]][%{{.*}}, %{{.*}}] : memref<10x64xf32>, vector<8xf32>
+// SKINNY-NEXT:        %[[Y0:.*]] = memory.vector_load %[[B]][%{{.*}}, %{{.*}}] : memref<10x64xf32>, vector<8xf32>
 // SKINNY-NEXT:        %[[Y1:.*]] = memory.vector_load %[[B]][%{{.*}}, %{{.*}}] : memref<10x64xf32>, vector<8xf32>
-// SKINNY-NEXT:        arith.select %[[HEAD]], %[[Y0]], %[[Y1]] : vector<8xi1>, vector<8xf32>
-// SKINNY:             vector.reduction <add>
-// SKINNY-NOT:       memory.dealloc
+// SKINNY-NEXT:        %[[ENDS:.*]] = arith.select %[[HEAD]], %[[Y0]], %[[Y1]] : vector<8xi1>, vector<8xf32>
+// SKINNY-NEXT:        memory.vector_store %[[ENDS]], %[[BT]]
+// SKINNY-NOT:         vector.shuffle
+// SKINNY:             loop.parallel
+// SKINNY:               memory.vector_load %[[BT]]
+// SKINNY:           omp.terminator
 // SKINNY:         return
+// NOALIGN-LABEL: func.func @skinny_nt(
+// NOALIGN-SAME:      %[[A:[^:]*]]: memref<?x64xf32>, %[[B:[^:]*]]: memref<10x64xf32>
+// NOALIGN-NOT:     memory.alloc
+// NOALIGN-NOT:     omp.parallel
+// NOALIGN:         loop.parallel
+// NOALIGN:           loop.for %[[KK:[^ ]*]] = {{.*}} iter_args(
+// NOALIGN-NEXT:        memory.vector_load %[[A]][%{{.*}}, %[[KK]]] : memref<?x64xf32>, vector<8xf32>
+// NOALIGN-COUNT-3:     memory.vector_load %[[A]]
+// NOALIGN-NEXT:        %[[Y:.*]] = memory.vector_load %[[B]][%{{.*}}, %[[KK]]] : memref<10x64xf32>, vector<8xf32>
+// NOALIGN-NEXT:        math.fma %{{.*}}, %[[Y]], %{{.*}} : vector<8xf32>
+// NOALIGN:         vector.reduction <add>
+// NOALIGN-NOT:     memory.dealloc
+// NOALIGN:         return
 func.func @skinny_nt(%a: memref<?x64xf32>, %b: memref<10x64xf32>, %c: memref<?x10xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
                                    affine_map<(d0, d1, d2) -> (d1, d2)>,
