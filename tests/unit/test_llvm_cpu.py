@@ -701,6 +701,50 @@ def test_for_loop_bounds_near_the_type_maximum(lb, ub, step):
         same(*both(LOOPS, "near_max", np.int8(lb), np.int8(ub), np.int8(step), opt_level=opt))
 
 
+CARRIED = """
+func.func @f(%n: index, %x: vector<10xf64>, %y: vector<3xf32>, %k: vector<5xi32>)
+    -> (vector<10xf64>, vector<3xf32>, vector<5xi32>, vector<6xi1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant dense<false> : vector<6xi1>
+  %t = arith.constant dense<[true, false, true, true, false, false]> : vector<6xi1>
+  %r:4 = loop.for %i = %c0 to %n step %c1 iter_args(%a = %x, %b = %y, %c = %k, %m = %f)
+      -> (vector<10xf64>, vector<3xf32>, vector<5xi32>, vector<6xi1>) {
+    %a2 = arith.addf %a, %x : vector<10xf64>
+    %b2 = arith.mulf %b, %y : vector<3xf32>
+    %odd = arith.andi %i, %c1 : index
+    %isodd = arith.cmpi eq, %odd, %c1 : index
+    %c2, %m2 = loop.if %isodd -> (vector<5xi32>, vector<6xi1>) {
+      %s = arith.subi %c, %k : vector<5xi32>
+      %mx = arith.xori %m, %t : vector<6xi1>
+      loop.yield %s, %mx : vector<5xi32>, vector<6xi1>
+    } else {
+      %s = arith.addi %c, %c : vector<5xi32>
+      loop.yield %s, %m : vector<5xi32>, vector<6xi1>
+    }
+    loop.yield %a2, %b2, %c2, %m2 : vector<10xf64>, vector<3xf32>, vector<5xi32>, vector<6xi1>
+  }
+  return %r#0, %r#1, %r#2, %r#3 : vector<10xf64>, vector<3xf32>, vector<5xi32>, vector<6xi1>
+}
+"""
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_vectors_of_odd_lanes_carried_across_blocks(opt):
+    """Loop-carried values and `loop.if` results that are vectors of lanes other than a
+    power of two cross blocks in power-of-two pieces (llvm_lowering.cross_blocks: 10 as 8
+    and 2, where LLVM broke them into five of 2 lanes and reassembled them every
+    iteration), and come out whole: the interpreter's results, bit for bit."""
+    text = emit_llvm_ir(_parsed(CARRIED), opt)
+    assert "phi <8 x double>" in text and "phi <2 x double>" in text
+    assert "phi <10 x double>" not in text and "phi <3 x float>" not in text
+    x = np.linspace(-1.5, 2.5, 10)
+    y = np.array([1.5, -0.5, 2.0], np.float32)
+    k = np.array([1, -2, 3, 2**30, -7], np.int32)
+    for n in (0, 1, 2, 5):
+        same(*both(CARRIED, "f", n, x, y, k, opt_level=opt))
+
+
 def test_if_without_else_and_results():
     src = """
     func.func @f(%c: i1, %a: f32) -> f32 {
