@@ -16,6 +16,8 @@ import re
 import numpy as np
 import pytest
 from hypothesis import given, settings
+
+import irkit
 from hypothesis import strategies as st
 
 from irkit.interpreter import Interpreter
@@ -1502,3 +1504,47 @@ def test_no_split_without_threads_or_for_little_work_per_image():
     assert "x8x9xf64>" not in str(transformed(src, parallel=False))
     small = src.replace("72", "32")
     assert "x8x9xf64>" not in str(transformed(small))
+
+
+# ---------------------------------------------------------------------------------------------
+# A model whose weight is given transposed (PyTorch's Linear layout), through the whole ladder
+# ---------------------------------------------------------------------------------------------
+
+LINEAR = """
+model linear {
+  input x: f32[B, 784]
+  input labels: i32[B]
+  param w: f32[10, 784] = glorot(seed=3)
+  param b: f32[10] = zeros
+  loss = cross_entropy(x @ transpose(w, perm=[1, 0]) + b, labels)
+  output loss
+  train loss with sgd(lr=0.1)
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_weights_given_transposed_train_as_the_interpreter_does(threads, tmp_path):
+    """`x @ transpose(w)` with w [10, 784]: the forward's dot nest copies w's rows rotated
+    to x's aligned start (dot.py, B where it lies), the weight gradient dz^T @ x reads x in
+    place in one tile of all 10 rows (nest.py `b_in_place`, `whole_m`). Four SGD steps at
+    batches of 100, 7, 1 and 100, x at four places within a 64-byte line: the JIT's losses
+    and weights are the interpreter's, to float32 rounding of reassociated sums."""
+    path = tmp_path / "linear.irk"
+    path.write_text(LINEAR)
+    jit_model = irkit.load_model(path, engine="jit", threads=threads, cache=False)
+    ref = irkit.load_model(path, engine="interpreter")
+    rng = np.random.default_rng(threads)
+    memory = np.zeros(100 * 784 + 16, np.float32)
+    first = memory.ctypes.data // 4
+    for step, (batch, into) in enumerate([(100, 0), (7, 5), (1, 11), (100, 3)]):
+        start = (into - first) % 16
+        x = memory[start:start + batch * 784].reshape(batch, 784)
+        x[...] = rng.standard_normal((batch, 784))
+        labels = rng.integers(0, 10, batch).astype(np.int32)
+        got = jit_model.train_step(x=x, labels=labels)["loss"]
+        want = ref.train_step(x=x, labels=labels)["loss"]
+        np.testing.assert_allclose(got, want, rtol=2e-5, err_msg=f"step {step}")
+        for name in ("w", "b"):
+            np.testing.assert_allclose(jit_model.variables[name], ref.variables[name],
+                                       rtol=1e-4, atol=1e-6, err_msg=f"{name}, step {step}")

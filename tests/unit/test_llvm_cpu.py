@@ -745,6 +745,40 @@ def test_vectors_of_odd_lanes_carried_across_blocks(opt):
         same(*both(CARRIED, "f", n, x, y, k, opt_level=opt))
 
 
+@settings(max_examples=25, deadline=None)
+@given(lanes=st.integers(1, 19), kind=st.sampled_from(["f64", "f32", "i32", "i8"]),
+       n=st.integers(0, 6), data=st.data())
+def test_carried_vectors_of_any_lanes(lanes, kind, n, data):
+    """Any lane count (powers of two whole, the others in pieces: `cross_blocks`) and element
+    type, carried by a loop and chosen by a `loop.if` in it: the interpreter's values."""
+    t = f"vector<{lanes}x{kind}>"
+    add, mul = ("arith.addf", "arith.mulf") if kind[0] == "f" else ("arith.addi", "arith.muli")
+    src = f"""
+    func.func @f(%n: index, %x: {t}, %y: {t}) -> {t} {{
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %r = loop.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> ({t}) {{
+        %odd = arith.andi %i, %c1 : index
+        %isodd = arith.cmpi eq, %odd, %c1 : index
+        %b = loop.if %isodd -> ({t}) {{
+          %s = {add} %a, %y : {t}
+          loop.yield %s : {t}
+        }} else {{
+          %s = {mul} %a, %y : {t}
+          loop.yield %s : {t}
+        }}
+        loop.yield %b : {t}
+      }}
+      return %r : {t}
+    }}"""
+    dtype = {"f64": np.float64, "f32": np.float32, "i32": np.int32, "i8": np.int8}[kind]
+    draw = st.floats(-4, 4, width=64 if kind == "f64" else 32) if kind[0] == "f" else \
+        st.integers(-8, 8)
+    x = np.array(data.draw(st.lists(draw, min_size=lanes, max_size=lanes)), dtype)
+    y = np.array(data.draw(st.lists(draw, min_size=lanes, max_size=lanes)), dtype)
+    same(*both(src, "f", n, x, y))
+
+
 def test_if_without_else_and_results():
     src = """
     func.func @f(%c: i1, %a: f32) -> f32 {
