@@ -767,15 +767,12 @@ def cross_blocks(b: ir.IRBuilder, v: ir.Value) -> list[ir.Value]:
 def from_block(b: ir.IRBuilder, parts: list[ir.Value], t: ir.Type) -> ir.Value:
     """The value of type `t` whose pieces (`cross_blocks`) a block's phis are."""
     v = parts[0]
-    for part in parts[1:]:
+    for part in parts[1:]:              # each piece shorter than what is joined before it
         n, m = v.type.count, part.type.count
-        wide = max(n, m)
-
-        def grown(x: ir.Value, k: int) -> ir.Value:
-            return x if k == wide else b.shuffle_vector(x, ir.Constant(x.type, None), ir.Constant(
-                ir.VectorType(I32, wide), [min(i, k) for i in range(wide)]))
-        v = b.shuffle_vector(grown(v, n), grown(part, m), ir.Constant(
-            ir.VectorType(I32, n + m), list(range(n)) + list(range(wide, wide + m))))
+        padded = b.shuffle_vector(part, ir.Constant(part.type, None), ir.Constant(
+            ir.VectorType(I32, n), [min(i, m) for i in range(n)]))
+        v = b.shuffle_vector(v, padded, ir.Constant(
+            ir.VectorType(I32, n + m), list(range(n + m))))
     return v
 
 
@@ -792,6 +789,8 @@ def emit_loop(lw: FunctionLowering, lb: ir.Value, ub: ir.Value, step: ir.Value,
                ...
         latch: br (iv + step < ub), body, exit      (without overflow, see below)
         exit:  results = phi [inits, pre], [next, latch]
+
+    (A vector of lanes other than a power of two crosses in pieces: `cross_blocks`.)
 
     The interpreter counts with Python integers, so `iv + step` must not wrap where `ub` is
     near the type's maximum: the next iteration exists iff `ub - iv > step` as unsigned
