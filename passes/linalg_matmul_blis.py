@@ -552,7 +552,7 @@ class LinalgMatmulBlis(Pass):
             options = replace(self, **tuned, **({"kc_epilogue": 0, "kc_dynamic": 0}
                                                 if "kc" in tuned else {}))
             whole_m = ep is not None and epilogues.flat_ok(ep, c) or \
-                not dot and self.direct_b_tiles > 0 and b_in_place(c, lanes)
+                not dot and b_in_place(c, lanes, self.direct_b_tiles)
             kind, s = (Dot, dot_schedule(lanes, target, *sizes[1:], self.chunk)) \
                 if dot else (Blis, schedule(options, sizes, target, one_block, whole_m))
             if ep is None and fill is not None and not dynamic_fill and not dot:

@@ -198,6 +198,14 @@ def pass_option_edits(pass_options: str, target: str = "cpu") -> dict[str, dict[
     return edits
 
 
+def edits_record(disable=(), pass_options: str = "") -> dict:
+    """How `disable` and `pass_options` edited the table, as the options a compile records
+    (the compile cache's key, `CompiledModels.options`): the disabled passes sorted, the
+    pass options only where set (so a key made without them stays what it was)."""
+    return {"disable": sorted(disable), **({"pass_options": pass_options} if pass_options
+                                           else {})}
+
+
 def _edited(entry: str, edits: dict[str, dict[str, str]]) -> str:
     """The table's element `entry` with the options `edits` sets for its pass: its own
     options, then those, written out whole by the pass (`Pass.pipeline_text`)."""

@@ -441,8 +441,8 @@ def compile_models(models: dict[str, Operation], *, opt_level: int = 2, cpu: str
     llvm_level(opt_level)       # an unknown level or CPU is refused here, not at a first call
     cpu_target(cpu)
     mark_target(models, cpu)
-    options = {"opt_level": opt_level, "cpu": cpu, "disable": sorted(disable),
-               **({"pass_options": pass_options} if pass_options else {})}
+    options = {"opt_level": opt_level, "cpu": cpu,
+               **pipeline.edits_record(disable, pass_options)}
     make_pm = make_pm or default_make_pm(disable, pass_options=pass_options)
     if jit:
         return CompiledModels(None, {

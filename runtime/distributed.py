@@ -451,10 +451,8 @@ def distributed_engine(engine: str, text: str, filename: str, model: str | None,
         name = select_model(models, filename, model)
         return compile_models({name: models[name]}, opt_level=opt_level, make_pm=make_pm)
     compiled = cached_compile(text, filename, model or "*", build, jit=True,
-                              options={"opt_level": opt_level, "disable": sorted(disable),
-                                       "partition": passes,
-                                       **({"pass_options": pass_options}
-                                          if pass_options else {})},
+                              options={"opt_level": opt_level, "partition": passes,
+                                       **pipeline.edits_record(disable, pass_options)},
                               cache=cache, make_pm=make_pm)
     SOURCES.add(filename, text)
     name = select_model(compiled.models, filename, model)

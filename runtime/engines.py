@@ -279,10 +279,9 @@ class JitEngine(CompiledEngine):
             return compile_models({name: models[name]}, opt_level=opt_level, disable=disable,
                                   pass_options=pass_options)
         compiled = cached_compile(text, filename, model or "*", build, jit=True,
-                                  options={"opt_level": opt_level, "disable": sorted(disable),
-                                           **({"tuning": tuned} if tuned else {}),
-                                           **({"pass_options": pass_options}
-                                              if pass_options else {})},
+                                  options={"opt_level": opt_level,
+                                           **pipeline.edits_record(disable, pass_options),
+                                           **({"tuning": tuned} if tuned else {})},
                                   cache=cache)
         SOURCES.add(filename, text)         # run-time errors show the model's lines
         name = select_model(compiled.models, filename, model)

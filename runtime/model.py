@@ -99,21 +99,24 @@ class Model:
         disable, pass_options = _disable(disable), _pass_options(pass_options, engine)
         self._init(symbol_name(module) or "model",
                    _engine_class(engine).from_module(module, opt_level, _threads(threads),
-                                                     disable, pass_options=pass_options))
-        self._pipeline_edits = (disable, pass_options)
+                                                     disable, pass_options=pass_options),
+                   (disable, pass_options))
 
     @classmethod
-    def from_engine(cls, name: str, engine: Engine) -> "Model":
-        """A model run by `engine` (a library's code, `irkit.load`)."""
+    def from_engine(cls, name: str, engine: Engine,
+                    pipeline_edits: tuple[tuple[str, ...], str] = ((), "")) -> "Model":
+        """A model run by `engine` (a library's code, `irkit.load`); `pipeline_edits`: the
+        (`disable`, `pass_options`) its code was compiled with."""
         self = cls.__new__(cls)
-        self._init(name, engine)
+        self._init(name, engine, pipeline_edits)
         return self
 
-    def _init(self, name: str, engine: Engine) -> None:
+    def _init(self, name: str, engine: Engine,
+              pipeline_edits: tuple[tuple[str, ...], str] = ((), "")) -> None:
         self.name = name
         #: (`disable`, `pass_options`) the model was compiled with, for `profile` to compile
         #: the same code
-        self._pipeline_edits: tuple[tuple[str, ...], str] = ((), "")
+        self._pipeline_edits = pipeline_edits
         self._engine = engine
         self.engine = engine.name
         functions = engine.functions()
@@ -239,9 +242,7 @@ def load_model(path: str | Path, model: str | None = None,
     if found is None:
         found = engine_class.from_source(text, filename, model, opt_level, cache, threads,
                                          disable, pass_options=pass_options)
-    loaded = Model.from_engine(*found)
-    loaded._pipeline_edits = (disable, pass_options)
-    return loaded
+    return Model.from_engine(*found, (disable, pass_options))
 
 
 def _engine_class(engine: str) -> type[Engine]:

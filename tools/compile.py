@@ -433,9 +433,8 @@ def _compile_cached(text: str, filename: str, args) -> int:
     try:
         compiled = cached_compile(text, filename, args.model or "*", build, jit=False,
                                   options={"opt_level": args.opt_level, "cpu": args.cpu,
-                                           "disable": sorted(args.disable),
-                                           **({"pass_options": args.pass_options}
-                                              if args.pass_options else {}),
+                                           **pipeline.edits_record(args.disable,
+                                                                   args.pass_options),
                                            "data_parallel": args.data_parallel,
                                            "micro_batches": args.micro_batches,
                                            **({"tuning": args.tuned} if args.tuned else {})})

@@ -194,11 +194,12 @@ def b_readable(c: Contraction, lanes: int) -> bool:
     return n is not None and n % lanes == 0 and contiguous_along(c.b[0], c.n[0])
 
 
-def b_in_place(c: Contraction, lanes: int) -> bool:
-    """Whether the nest may read B where it lies instead of packing it (`Blis.b_choosable`
-    says when it does): a plain `x @ w`, B one row-major 2-d factor [k, n] (`b_readable`; a
-    last part tile reads B's last whole vector again, never stored: `Blis.b_cols`)."""
-    if c.transposed or not b_readable(c, lanes):
+def b_in_place(c: Contraction, lanes: int, direct_b_tiles: int) -> bool:
+    """Whether the nest may read B where it lies instead of packing it (`Blis.b_choosable`;
+    `emit` says when it does, by M against `direct_b_tiles`, 0: never): a plain `x @ w`, B
+    one row-major 2-d factor [k, n] (`b_readable`; a last part tile reads B's last whole
+    vector again, never stored: `Blis.b_cols`)."""
+    if direct_b_tiles <= 0 or c.transposed or not b_readable(c, lanes):
         return False
     f = c.b[0]
     return f.buffer.type.rank == 2 and f.forms[0] == ({c.k[0]: 1}, 0)
@@ -741,7 +742,7 @@ class Blis:
         ms packed, 1.17 direct; B=1024: 10.5 and 11.1; the weight gradient dz^T @ x of a
         logistic regression whose w is [10, 784], M = 10 classes: dot.py's "B where it
         lies")."""
-        return self.direct_b_tiles > 0 and b_in_place(self.c, self.s.lanes)
+        return b_in_place(self.c, self.s.lanes, self.direct_b_tiles)
 
     def pack_a(self, b: Builder, ap: Value, ic: Value, pc: Value, mb: Index,
                kb: Index) -> None:
