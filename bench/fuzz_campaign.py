@@ -493,7 +493,7 @@ def build_engines(path: Path, names: list[str]) -> tuple[dict, dict, list]:
     from irkit.backends.llvm_cpu import compile_module
     from irkit.frontend.dsl import compile_source, model_modules
     from irkit.exporters.library import flat_module
-    from irkit.runtime.compiled import CompiledRunner, lower_model_with_graph
+    from irkit.runtime.compiled import CompiledRunner, IRText, lower_model_with_graph
     from irkit.runtime.engines import CompiledEngine, expand_derivatives
     from irkit.runtime.model import Model
     text = path.read_text()
@@ -509,7 +509,7 @@ def build_engines(path: Path, names: list[str]) -> tuple[dict, dict, list]:
     jit = {}
     for n, (graph, lowered) in pairs.items():
         fns = {k[len(n) + 1:]: f for k, f in jm.functions.items() if k.startswith(f"{n}_")}
-        runner = CompiledRunner(lowered, fns, jm, graph=graph)
+        runner = CompiledRunner(lowered, fns, jm, graph=IRText(graph))
         jit[n] = Model.from_engine(n, CompiledEngine(runner, "jit"))
     ok = [n for n in names if n in pairs]
     lib = {}
