@@ -13,6 +13,8 @@
 - `vector.shuffle` is one `shufflevector` where its operands have one type (LLVM's rule);
   where their lengths differ, the shorter is first widened to the longer's length by a
   `shufflevector` of its own (the mask's lanes past it never read), as MLIR lowers it.
+- `vector.extract` is an `extractelement` at the position's flat lane (a full position),
+  or a `shufflevector` of the lanes from there (a leading part: a row of the vector).
 """
 
 from __future__ import annotations
@@ -123,6 +125,20 @@ def _int_combine(b: ir.IRBuilder, kind: str, x: ir.Value, y: ir.Value) -> ir.Val
     pred = ">" if kind.startswith("max") else "<"
     cmp = b.icmp_signed if kind.endswith("si") else b.icmp_unsigned
     return b.select(cmp(pred, x, y), x, y)
+
+
+@lowers("vector.extract")
+def _extract(lw: FunctionLowering, op, args):
+    b = lw.builder
+    shape = op.vector.type.shape
+    pos = op.position
+    row = int(np.prod(shape[len(pos):], dtype=np.int64))
+    at = int(np.ravel_multi_index(tuple(pos) + (0,) * (len(shape) - len(pos)), shape)) \
+        if pos else 0
+    if len(pos) == len(shape):
+        return b.extract_element(args[0], ir.Constant(I32, at))
+    mask = ir.Constant(ir.VectorType(I32, row), list(range(at, at + row)))
+    return b.shuffle_vector(args[0], ir.Constant(args[0].type, None), mask)
 
 
 @lowers("vector.reduction")

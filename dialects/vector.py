@@ -9,7 +9,9 @@ lane by lane); what vectorized loops need beyond that is moving between scalars 
 - `vector.reduction` combines the lanes of a 1-D vector into one scalar, e.g. the tail of a
   vectorized sum;
 - `vector.shuffle` picks lanes of two 1-D vectors, e.g. the even elements of a contiguous
-  load, for a loop that reads every second element (a 2 x 2 pooling window).
+  load, for a loop that reads every second element (a 2 x 2 pooling window);
+- `vector.extract` takes one element (or one row) out of a vector, e.g. each of the sums
+  that one tree of shuffles and adds made of many accumulators' lanes.
 
 Each prints and parses exactly as MLIR's, so irkit's custom form is valid `mlir-opt` input too.
 In the interpreter a vector is a numpy array of its shape; index lanes are int64.
@@ -19,19 +21,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from irkit.attributes import OpaqueAttr
+from irkit.attributes import DenseArrayAttr, OpaqueAttr
 from irkit.ir import Block
 from irkit.opdef import (
-    AnyType, AnyVector, Constraint, DenseI64Array, Dialect, Op, OptOperand, Operand, Prop,
-    Pure, Result, lookup_op,
+    AnyType, AnyVector, Constraint, DenseI64Array, Dialect, Index, Op, OptOperand, Operand,
+    Prop, Pure, Result, VarOperand, lookup_op,
 )
-from irkit.types import FloatType, IndexType, IntegerType, Type, VectorType
+from irkit.types import I64, FloatType, IndexType, IntegerType, Type, VectorType
 from irkit.dialects.arith import fold as af
 from irkit.dialects.arith import materialize_constant
 from irkit.dialects.arith.base import FASTMATH, flags_text
 from irkit.dialects.arith.floating import FastMathOp
 
-vector = Dialect("vector", "Operations on whole SIMD vectors: broadcast, reduction, shuffle.",
+vector = Dialect("vector", "Operations on whole SIMD vectors: broadcast, reduction, shuffle, "
+                 "extract.",
                  allows_unknown_ops=True)
 # Folded broadcasts and reductions are plain constants: `arith.constant dense<...>`, as in MLIR.
 vector.constant_materializer = materialize_constant
@@ -356,3 +359,104 @@ class ShuffleOp(Op):
     def evaluate(self, a, b):
         lanes = np.concatenate([np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)])
         return lanes[list(self.properties["mask"].value)].copy()
+
+
+# ---------------------------------------------------------------------------------------------
+# vector.extract
+# ---------------------------------------------------------------------------------------------
+
+
+@vector.op
+class ExtractOp(Op):
+    """The element (a full position) or the sub-vector (a leading part of one) of a vector
+    at a static position: MLIR's `vector.extract` without dynamic positions or poison.
+
+        %x = vector.extract %v[3] : f32 from vector<16xf32>
+        %r = vector.extract %m[1] : vector<4xf32> from vector<2x4xf32>
+    """
+
+    name = "vector.extract"
+    vector = Operand(AnyVector)
+    dynamic_position = VarOperand(Index, doc="MLIR's dynamic positions: irkit takes none")
+    static_position = Prop(DenseI64Array)
+    result = Result(AnyType)
+    traits = (Pure(),)
+
+    @property
+    def position(self) -> list[int]:
+        return list(self.properties["static_position"].value)
+
+    def infer_result_types(self):
+        return [_extracted_type(self.vector.type, len(self.position))]
+
+    def verify_(self):
+        vt, pos = self.vector.type, self.position
+        if any(vt.scalable):
+            raise self.error("expected a fixed-length vector")
+        if self.dynamic_position:
+            raise self.error("dynamic positions are not supported: irkit's vector.extract "
+                             "takes a static position")
+        if len(pos) > vt.rank:
+            raise self.error(f"expected position attribute of rank no greater than vector "
+                             f"rank {vt.rank}, got {len(pos)}")
+        for i, (k, d) in enumerate(zip(pos, vt.shape)):
+            if not 0 <= k < d:
+                raise self.error(f"expected position attribute #{i + 1} to be a non-negative "
+                                 f"integer smaller than the corresponding vector dimension")
+        want = _extracted_type(vt, len(pos))
+        if self.result.type != want:
+            raise self.error(f"result type {self.result.type} is not {want}")
+
+    def fold(self, operands):
+        if not self.position and self.result.type is self.vector.type:
+            return [self.vector]                          # an empty position: the vector
+        src = self.vector.defining_op("vector.broadcast")
+        if src is not None and src.source.type is self.result.type:
+            return [src.source]                           # any element of a splat of x: x
+        if operands[0] is not None:
+            return af.constant_fold(self, operands)
+        return None
+
+    # ----- custom assembly: `%x = vector.extract %v[3] : f32 from vector<16xf32>` ----------
+
+    @classmethod
+    def parse(cls, p, num_results):
+        ref = p.parse_operand_ref()
+        p.expect("[")
+        pos = []
+        if p.tok != "]":
+            while True:
+                pos.append(p.parse_signed_int("a static position (irkit's vector.extract "
+                                              "takes no dynamic ones)"))
+                if not p.accept(","):
+                    break
+        p.expect("]")
+        attrs = p.parse_optional_attr_dict()
+        p.expect(":")
+        result = p.parse_type()
+        p.expect("from")
+        vt = _parse_vector_type(p)
+        return cls.build(p.resolve(ref, vt), [], result_types=[result], attributes=attrs,
+                         static_position=DenseArrayAttr(I64, pos))
+
+    def print(self, p):
+        pos = ", ".join(map(str, self.position))
+        p.write(f" {p.value(self.vector)}[{pos}]")
+        p.attr_dict(self, elided=("static_position",))
+        p.write(f" : {self.result.type} from {self.vector.type}")
+
+    # ----- semantics ----------------------------------------------------------------------
+
+    def evaluate(self, v, *dynamic):
+        x = np.asarray(v)[tuple(self.position)]
+        if isinstance(self.result.type, VectorType):
+            return np.array(x, copy=True)
+        return int(x) if isinstance(self.result.type, IndexType) else x
+
+
+def _extracted_type(vt: VectorType, depth: int) -> Type:
+    """What `depth` leading indices of a vector of type `vt` pick: an element, or a vector
+    of the remaining dimensions."""
+    if depth >= vt.rank:
+        return vt.element
+    return VectorType(vt.shape[depth:], vt.element)

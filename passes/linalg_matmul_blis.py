@@ -555,7 +555,7 @@ class LinalgMatmulBlis(Pass):
                 not dot and b_in_place(c, lanes, self.direct_b_tiles)
             kind, s = (Dot, dot_schedule(lanes, target, *sizes[1:], self.chunk)) \
                 if dot else (Blis, schedule(options, sizes, target, one_block, whole_m))
-            if ep is None and fill is not None and not dynamic_fill and not dot:
+            if ep is None and fill is not None and not dynamic_fill:
                 c = narrowed(c, s.chunk)
             split = None if dot or ep is not None or not self.parallel else \
                 split_images(c, s)

@@ -277,14 +277,24 @@ def contractions(root: Operation, accept: Callable[["Contraction"], bool] = lamb
 # ---------------------------------------------------------------------------------------------
 
 
-def _temporary(c: Contraction) -> AllocOp | None:
+def _within(op: Operation, block) -> bool:
+    """Whether `op` is in `block` or nested in a region of an op in it."""
+    while op is not None:
+        if op.parent is block:
+            return True
+        op = op.parent_op
+    return False
+
+
+def _temporary(c: Contraction, nested: bool = False) -> AllocOp | None:
     """The `memory.alloc` making the output, when all its users are structured ops and one
-    dealloc in the same block."""
+    dealloc in the same block (`nested`: or in regions of ops in that block, as a reader
+    inside a `fusion.group` is)."""
     alloc = c.c.defining_op(AllocOp)
     if alloc is None:
         return None
     for user in c.c.users:
-        if user.parent is not alloc.parent or \
+        if not (user.parent is alloc.parent or nested and _within(user, alloc.parent)) or \
                 not isinstance(user, (StructuredOp, DeallocOp)) or \
                 (isinstance(user, StructuredOp) and not isinstance(user, (GenericOp, FillOp))):
             return None
@@ -352,9 +362,14 @@ def narrowed(c: Contraction, chunk: int) -> Contraction:
     user reads the output only to truncate it to float32 (`arith.truncf` of its block
     argument; a dealloc). The f64 buffer was then a float32 sum widened, stored, read back
     and narrowed again: twice the bytes both ways. Those users now read the float32
-    buffer, their `truncf`s gone. `c` itself where any condition fails."""
+    buffer, their `truncf`s gone. `c` itself where any condition fails.
+
+    The dot nest's output too (its K one chunk of `lanes * chunk`: the logistic
+    regression's logits, 784 long), whose reader, the cross-entropy's row kernel, sits in
+    a `fusion.group` (`_temporary`'s `nested`): each row's ten sums had been widened and
+    stored as f64, then loaded and narrowed by that kernel."""
     k = c.static(c.k)
-    alloc = _temporary(c)
+    alloc = _temporary(c, nested=True)
     if not c.widened or k is None or not 0 < k <= chunk or alloc is None:
         return c
     readers = []
@@ -378,9 +393,11 @@ def narrowed(c: Contraction, chunk: int) -> Contraction:
             trunc.result.replace_all_uses_with(arg)
             trunc.erase()
         arg.type = F32
-    c.c.replace_all_uses_with(new)
+    old = c.c
+    old.replace_all_uses_with(new)
     alloc.erase()
-    return replace(c, c=new, widened=False)
+    extents = [(new, x[1]) if isinstance(x, tuple) and x[0] is old else x for x in c.extents]
+    return replace(c, c=new, widened=False, extents=extents)
 
 
 def zero_fill(c: Contraction, dynamic_k: bool = False) -> FillOp | None:

@@ -664,6 +664,29 @@ def test_vector_ops_custom_form_is_mlir_syntax():
     assert same_modulo_names(_sorted_lines(print_op(m)), _sorted_lines(theirs))
 
 
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3),
+       element=st.sampled_from(["f32", "i8", "f64", "index"]), data=st.data())
+def test_extract_takes_the_element_or_row_interpreted_and_compiled(shape, element, data):
+    """`vector.extract` at a position of any depth is numpy's indexing by it: an element
+    (a full position) or the row of the remaining dims (a leading part), in the
+    interpreter and in LLVM's code (`extractelement` at the flat lane, a `shufflevector`
+    of the row's lanes)."""
+    from irkit.backends.llvm_cpu import compile_module
+    depth = data.draw(st.integers(0, len(shape)))
+    pos = [data.draw(st.integers(0, d - 1)) for d in shape[:depth]]
+    vt = f"vector<{'x'.join(map(str, shape))}x{element}>"
+    rt = element if depth == len(shape) else \
+        f"vector<{'x'.join(map(str, shape[depth:]))}x{element}>"
+    m = parse_module(f"func.func @f(%v: {vt}) -> {rt} {{\n"
+                     f"  %r = vector.extract %v{pos} : {rt} from {vt}\n"
+                     f"  return %r : {rt}\n}}")
+    v = data.draw(lanes(parse_type(vt)))
+    want = v[tuple(pos)]
+    assert same(np.asarray(irkit.interpret(m, "f", v)), want)
+    assert same(np.asarray(compile_module(m, 2).f(v)), want)
+
+
 def _sorted_lines(text: str) -> str:
     """The lines of a function body in a canonical order (the two tools place folded
     constants differently), SSA names dropped."""

@@ -119,7 +119,8 @@ func.func @matmul(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>)
 // stores); its last chunk adds them (where an earlier chunk ran) and the earlier blocks'
 // sums in C (where an earlier block ran) to its own, and stores the total into C, or, in
 // the last block, applies the epilogue into %c: the epilogue's own nest is gone, and C is
-// read and written once per block, not per chunk.
+// read and written once per block, not per chunk. Where nothing ran before the last chunk
+// (all of K one chunk at run time), the epilogue reads the sums and nothing else.
 // CHECK-LABEL: func.func @widened(
 // CHECK-SAME:      %[[C:[^:]*]]: memref<?x16xf32>)
 // CHECK-NOT:     fusion.group
@@ -134,6 +135,8 @@ func.func @matmul(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>)
 // CHECK-NEXT:    loop.if %[[END]] {
 // CHECK:           %[[LAST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
 // CHECK-NEXT:      loop.if %[[LAST]] {
+// CHECK-NEXT:        %[[EARLIER:.*]] = arith.ori %[[CHUNKS]], %[[BLOCKS]] : i1
+// CHECK-NEXT:        loop.if %[[EARLIER]] {
 // CHECK-NEXT:        memory.vector_store %{{.*}}#0, %[[SCRATCH:[0-9]+]]
 // CHECK:             loop.for
 // CHECK:               %[[S:.*]] = memory.vector_load %[[SCRATCH]]
@@ -149,6 +152,13 @@ func.func @matmul(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>)
 // CHECK-NEXT:            arith.addf %[[OLD2]], %[[S1]] : vector<8xf64>
 // CHECK:               %[[TR:.*]] = arith.truncf %[[S2]] : vector<8xf64> to vector<8xf32>
 // CHECK-NEXT:          memory.vector_store %[[TR]], %[[C]]
+// CHECK:             } else {
+// CHECK-NOT:           loop.if
+// CHECK:               %[[ALONE:.*]] = memory.vector_load %[[SCRATCH]]
+// CHECK-NEXT:          %[[WIDE1:.*]] = arith.extf %[[ALONE]] : vector<8xf32> to vector<8xf64>
+// CHECK-NOT:           loop.if
+// CHECK:               %[[TR1:.*]] = arith.truncf %[[WIDE1]] : vector<8xf64> to vector<8xf32>
+// CHECK-NEXT:          memory.vector_store %[[TR1]], %[[C]]
 // CHECK:           } else {
 // CHECK:               loop.if %[[CHUNKS]] -> (vector<8xf64>) {
 // CHECK:               %[[S3:.*]] = loop.if %[[BLOCKS]] -> (vector<8xf64>) {
@@ -482,7 +492,13 @@ func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x
 // SKINNY-NEXT:        %[[XS:.*]] = arith.select %[[HEAD]], %[[X0]], %[[X1]] : vector<8xi1>, vector<8xf32>
 // SKINNY:             %[[Y1:.*]] = memory.vector_load %[[BT]][%{{.*}}, %[[LASTCOL]]] : memref<10x64xf32>, vector<8xf32>
 // SKINNY-NEXT:        %[[F:.*]] = math.fma %[[XS]], %[[Y1]], %[[ACC]]#0 : vector<8xf32>
-// SKINNY:             %[[SUM:.*]] = vector.reduction <add>, %[[F]] fastmath<reassoc> : vector<8xf32> into f32
+// SKINNY-NOT:         vector.reduction
+// SKINNY:             %[[LO:.*]] = vector.shuffle %[[F]], %[[G:[^ ]*]] [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+// SKINNY-NEXT:        %[[HI:.*]] = vector.shuffle %[[F]], %[[G]] [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+// SKINNY-NEXT:        %[[H:.*]] = arith.addf %[[LO]], %[[HI]] fastmath<reassoc> : vector<8xf32>
+// SKINNY:             vector.shuffle %[[H]], %{{[^ ]*}} [0, 1, 4, 5, 8, 9, 12, 13] : vector<8xf32>, vector<8xf32>
+// SKINNY-NOT:         vector.reduction
+// SKINNY:             %[[SUM:.*]] = vector.extract %{{.*}}[0] : f32 from vector<8xf32>
 // SKINNY:             %[[IN:.*]] = arith.cmpi slt, %[[ROWN:.*]], %[[M]] : index
 // SKINNY-NEXT:        loop.if %[[IN]] {
 // SKINNY-NEXT:          %[[OLD:.*]] = memory.load %[[C]][%[[ROWN]], %{{.*}}] : memref<?x10xf32>
@@ -499,20 +515,20 @@ func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x
 // NOALIGN:         loop.for %[[K:[^ ]*]] = %{{[^ ]*}} to %{{[^ ]*}} step %{{[^ ]*}} {
 // NOALIGN:           memory.vector_load %{{.*}}[%[[K]], %{{[^]]*}}] : memref<64x10xf32>, vector<10xf32>
 // NOALIGN-NOT:     memory.address
-// NOALIGN:         vector.reduction <add>
+// NOALIGN:         vector.extract
 // NOALIGN-NOT:     arith.select
 // NOALIGN:         return
 // SEQ-LABEL:     func.func @skinny(
 // SEQ-NOT:         omp.parallel
 // SEQ:             %[[BT:.*]] = memory.alloc() : memref<10x64xf32>
 // SEQ-NOT:         loop.parallel
-// SEQ:             vector.reduction
+// SEQ:             vector.extract
 // SEQ:             memory.dealloc %[[BT]] : memref<10x64xf32>
 // SEQ-NEXT:        return
 // NTILE-LABEL:   func.func @skinny(
-// NTILE-NOT:       vector.reduction
+// NTILE-NOT:       vector.extract
 // NTILE:           math.fma {{.*}} : vector<8xf32>
-// NTILE-NOT:       vector.reduction
+// NTILE-NOT:       vector.extract
 // NTILE:           return
 func.func @skinny(%a: memref<?x64xf32>, %b: memref<64x10xf32>, %c: memref<?x10xf32>) {
   linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x10xf32>) outs(%c : memref<?x10xf32>)
@@ -558,7 +574,7 @@ func.func @skinny(%a: memref<?x64xf32>, %b: memref<64x10xf32>, %c: memref<?x10xf
 // NOALIGN-COUNT-3:     memory.vector_load %[[A]]
 // NOALIGN-NEXT:        %[[Y:.*]] = memory.vector_load %[[B]][%{{.*}}, %[[KK]]] : memref<10x64xf32>, vector<8xf32>
 // NOALIGN-NEXT:        math.fma %{{.*}}, %[[Y]], %{{.*}} : vector<8xf32>
-// NOALIGN:         vector.reduction <add>
+// NOALIGN:         vector.extract
 // NOALIGN-NOT:     memory.dealloc
 // NOALIGN:         return
 func.func @skinny_nt(%a: memref<?x64xf32>, %b: memref<10x64xf32>, %c: memref<?x10xf32>) {
@@ -588,7 +604,7 @@ func.func @skinny_nt(%a: memref<?x64xf32>, %b: memref<10x64xf32>, %c: memref<?x1
 // SKINNY-NEXT:          %[[X:[^ ]*]] = memory.load %[[B]][%[[R]], %[[J]]] : memref<20x10xf32>
 // SKINNY-NEXT:          memory.store %[[X]], %[[BT]][%[[J]], %[[R]]] : memref<10x20xf32>
 // SKINNY:           loop.for %{{.*}} = %{{.*}} to %[[K16:[^ ]*]] step %{{[^ ]*}} iter_args(
-// SKINNY:           vector.reduction <add>
+// SKINNY:           vector.extract
 // SKINNY:           loop.for %[[T:[^ ]*]] = %[[K16]] to %{{.*}} step %{{.*}} iter_args(
 // SKINNY-NEXT:        memory.load %[[A]][%{{.*}}, %[[T]]] : memref<6x20xf32>
 // SKINNY:             math.fma %{{.*}} : f32
@@ -605,7 +621,7 @@ func.func @skinny_tail(%a: memref<6x20xf32>, %b: memref<20x10xf32>, %c: memref<6
 // the swapped M, is stored element by element, rows innermost (consecutive addresses).
 // SKINNY-LABEL: func.func @skinny_grad(
 // SKINNY-SAME:      %[[X:[^:]*]]: memref<?x64xf32>, %[[D:[^:]*]]: memref<?x10xf32>, %[[C:[^:]*]]: memref<64x10xf32>
-// SKINNY-NOT:       vector.reduction
+// SKINNY-NOT:       vector.extract
 // SKINNY-NOT:       memref<2x256x5xf32>
 // SKINNY:           loop.for {{.*}} iter_args(
 // SKINNY:             memory.vector_load %[[X]][%{{.*}}, %{{.*}}] : memref<?x64xf32>, vector<8xf32>
@@ -957,7 +973,8 @@ func.func @few_rows(%a: memref<4x64xf32>, %b: memref<64x320xf32>, %c: memref<4x3
 
 // K = 75 with chunks of 4 vectors (32 of K on 8 lanes): 9 whole vectors and a tail of 3. The
 // chunks but the last run in a loop carrying the 20 sums of a tile in f64 (C's type): in each,
-// the vector loop from zero, a tree of each accumulator's lanes, widened and added. Then the
+// the vector loop from zero, one tree of all 20 accumulators' lanes (`dot.lane_sums`: 10
+// pairs' shuffles and adds first), each sum widened and added. Then the
 // last chunk (64 to 72), the tail's products into its float32 sums, their sum with the
 // running ones, added to C (no zero fill folded here).
 // CHUNK-LABEL: func.func @skinny_long(
@@ -965,12 +982,14 @@ func.func @few_rows(%a: memref<4x64xf32>, %b: memref<64x320xf32>, %c: memref<4x3
 // CHUNK:           %[[TOT:.*]]:20 = loop.for %[[K0:[^ ]*]] = %{{[^ ]*}} to %[[C64:[^ ]*]] step %[[C32:[^ ]*]] iter_args({{.*}}) -> (f64, {{.*}}) {
 // CHUNK-NEXT:        %[[K1:.*]] = arith.addi %[[K0]], %[[C32]] : index
 // CHUNK-NEXT:        %[[ACC:.*]]:20 = loop.for %{{[^ ]*}} = %[[K0]] to %[[K1]] step %{{[^ ]*}} iter_args({{.*}}) -> (vector<8xf32>,
-// CHUNK:             %[[S0:.*]] = vector.reduction <add>, %[[ACC]]#0 fastmath<reassoc> : vector<8xf32> into f32
+// CHUNK:             vector.shuffle %[[ACC]]#0, %[[ACC]]#1 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+// CHUNK:             %[[S0:.*]] = vector.extract %{{.*}}[0] : f32 from vector<8xf32>
 // CHUNK:             %[[W0:.*]] = arith.extf %[[S0]] : f32 to f64
 // CHUNK-NEXT:        %[[T0:.*]] = arith.addf %{{.*}}, %[[W0]] : f64
 // CHUNK:             loop.yield %[[T0]],
 // CHUNK:           %[[LAST:.*]]:20 = loop.for %{{[^ ]*}} = %[[C64]] to %[[C72:[^ ]*]] step %{{[^ ]*}} iter_args(
-// CHUNK:           %[[L0:.*]] = vector.reduction <add>, %[[LAST]]#0
+// CHUNK:           vector.shuffle %[[LAST]]#0, %[[LAST]]#1 [0, 1, 2, 3, 8, 9, 10, 11]
+// CHUNK:           %[[L0:.*]] = vector.extract %{{.*}}[0] : f32 from vector<8xf32>
 // CHUNK:           %[[TAIL:.*]]:20 = loop.for %{{[^ ]*}} = %[[C72]] to %{{[^ ]*}} step %{{[^ ]*}} iter_args(%{{[^ ]*}} = %[[L0]],
 // CHUNK:           %[[X0:.*]] = arith.extf %[[TAIL]]#0 : f32 to f64
 // CHUNK:           %[[Y0:.*]] = arith.addf %[[TOT]]#0, %[[X0]] : f64
@@ -1000,7 +1019,7 @@ func.func @skinny_long(%a: memref<?x75xf32>, %b: memref<75x10xf32>, %c: memref<?
 // SKINNY:           %[[BT:.*]] = memory.alloc() : memref<10x64xf32>
 // SKINNY-NOT:       omp.parallel
 // SKINNY-NOT:       loop.parallel
-// SKINNY:           vector.reduction <add>
+// SKINNY:           vector.extract
 // SKINNY:           memory.dealloc %[[BT]]
 // SKINNY:         return
 func.func @skinny_nested(%a: memref<?x64xf32>, %b: memref<64x10xf32>, %c: memref<?x10xf32>,

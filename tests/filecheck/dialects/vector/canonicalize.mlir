@@ -98,3 +98,22 @@ func.func @dead(%x: f32, %v: vector<4xi32>) {
   %r = vector.reduction <add>, %v : vector<4xi32> into i32
   return
 }
+
+// vector.extract folds as MLIR's does: any element of a splat of x is x, an element or a
+// row of a constant is a constant, and an empty position is the vector itself.
+
+// CHECK-LABEL: func.func @extract_folds(
+// CHECK-SAME:      %[[X:.*]]: f32, %[[V:.*]]: vector<16xf32>)
+// CHECK-DAG:     %[[ROW:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : vector<4xf32>
+// CHECK-DAG:     %[[E:.*]] = arith.constant 7.000000e+00 : f32
+// CHECK-NOT:     vector.extract
+// CHECK:         return %[[X]], %[[E]], %[[ROW]], %[[V]]
+func.func @extract_folds(%x: f32, %v: vector<16xf32>) -> (f32, f32, vector<4xf32>, vector<16xf32>) {
+  %b = vector.broadcast %x : f32 to vector<16xf32>
+  %a = vector.extract %b[5] : f32 from vector<16xf32>
+  %c = arith.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : vector<2x4xf32>
+  %e = vector.extract %c[1, 2] : f32 from vector<2x4xf32>
+  %r = vector.extract %c[0] : vector<4xf32> from vector<2x4xf32>
+  %i = vector.extract %v[] : vector<16xf32> from vector<16xf32>
+  return %a, %e, %r, %i : f32, f32, vector<4xf32>, vector<16xf32>
+}

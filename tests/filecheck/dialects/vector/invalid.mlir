@@ -167,3 +167,51 @@ func.func @shuffle_rank(%v: vector<2x4xf32>) {
   %r = vector.shuffle %v, %v [0, 1] : vector<2x4xf32>, vector<2x4xf32>
   return
 }
+
+// -----
+
+func.func @extract_position_range(%v: vector<4xf32>) {
+  // expected-error @+1 {{'vector.extract' op expected position attribute #1 to be a non-negative integer smaller than the corresponding vector dimension}}
+  %r = vector.extract %v[4] : f32 from vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @extract_poison_position(%v: vector<2x4xf32>) {
+  // expected-error @+1 {{'vector.extract' op expected position attribute #2 to be a non-negative integer smaller than the corresponding vector dimension}}
+  %r = vector.extract %v[1, -1] : f32 from vector<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @extract_position_rank(%v: vector<4xf32>) {
+  // expected-error @+1 {{'vector.extract' op expected position attribute of rank no greater than vector rank 1, got 2}}
+  %r = vector.extract %v[1, 1] : f32 from vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @extract_result_type(%v: vector<2x4xf32>) {
+  // expected-error @+1 {{'vector.extract' op result type f32 is not vector<4xf32>}}
+  %r = vector.extract %v[1] : f32 from vector<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @extract_dynamic_position(%v: vector<4xf32>, %i: index) {
+  // expected-error @+1 {{expected a static position (irkit's vector.extract takes no dynamic ones)}}
+  %r = vector.extract %v[%i] : f32 from vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @extract_dynamic_position_generic(%v: vector<4xf32>, %i: index) {
+  // expected-error @+1 {{'vector.extract' op dynamic positions are not supported: irkit's vector.extract takes a static position}}
+  %r = "vector.extract"(%v, %i) <{static_position = array<i64: -9223372036854775808>}> : (vector<4xf32>, index) -> f32
+  return
+}

@@ -54,6 +54,26 @@ func.func @reduction(%v: vector<8xf32>, %i: vector<8xi32>, %acc: f32, %b: vector
   return
 }
 
+// CHECK-LABEL: func.func @extract(
+// CHECK-SAME:      %[[V:.*]]: vector<16xf32>, %[[M:.*]]: vector<2x4xi8>)
+// CHECK-NEXT:    %[[A:.*]] = vector.extract %[[V]][3] : f32 from vector<16xf32>
+// CHECK-NEXT:    %[[B:.*]] = vector.extract %[[M]][1] : vector<4xi8> from vector<2x4xi8>
+// CHECK-NEXT:    %[[C:.*]] = vector.extract %[[M]][1, 2] {test.tag} : i8 from vector<2x4xi8>
+// CHECK-NEXT:    %[[D:.*]] = vector.extract %[[V]][] : vector<16xf32> from vector<16xf32>
+// GENERIC-LABEL: sym_name = "extract"
+// GENERIC:       "vector.extract"(%arg0) <{static_position = array<i64: 3>}> : (vector<16xf32>) -> f32
+// GENERIC-NEXT:  "vector.extract"(%arg1) <{static_position = array<i64: 1>}> : (vector<2x4xi8>) -> vector<4xi8>
+// GENERIC-NEXT:  "vector.extract"(%arg1) <{static_position = array<i64: 1, 2>}> {test.tag} : (vector<2x4xi8>) -> i8
+// GENERIC-NEXT:  "vector.extract"(%arg0) <{static_position = array<i64>}> : (vector<16xf32>) -> vector<16xf32>
+func.func @extract(%v: vector<16xf32>, %m: vector<2x4xi8>) {
+  %a = vector.extract %v[3] : f32 from vector<16xf32>
+  %b = vector.extract %m[1] : vector<4xi8> from vector<2x4xi8>
+  %c = vector.extract %m[1, 2] {test.tag} : i8 from vector<2x4xi8>
+  %d = vector.extract %v[] : vector<16xf32> from vector<16xf32>
+  "test.use"(%a, %b, %c, %d) : (f32, vector<4xi8>, i8, vector<16xf32>) -> ()
+  return
+}
+
 // Generic input (the fastmath property may be left out: it has a default) reads back into
 // the custom form.
 // CHECK-LABEL: func.func @generic_input(
