@@ -367,7 +367,9 @@ def narrowed(c: Contraction, chunk: int) -> Contraction:
     The dot nest's output too (its K one chunk of `lanes * chunk`: the logistic
     regression's logits, 784 long), whose reader, the cross-entropy's row kernel, sits in
     a `fusion.group` (`_temporary`'s `nested`): each row's ten sums had been widened and
-    stored as f64, then loaded and narrowed by that kernel."""
+    stored as f64, then loaded and narrowed by that kernel. C's extents that named the f64
+    buffer (a size read off the output) name the new one: a convolution's filter gradient
+    had kept a `memory.dim` of the erased buffer."""
     k = c.static(c.k)
     alloc = _temporary(c, nested=True)
     if not c.widened or k is None or not 0 < k <= chunk or alloc is None:

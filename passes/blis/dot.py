@@ -6,9 +6,9 @@ most of each FMA is wasted, and a tile of 16 rows reads A by 16 broadcasts per k
 (16 streams of A's rows, more pointers than registers: LLVM spilled three of them, reloaded
 every step). Where A is read along K at stride 1 (x @ w reads the rows of x) the product is
 instead N dot products per row: vectors of `lanes` consecutive k, every lane busy, and one
-horizontal sum per output at the end (reassociated: a tree, one for all of a tile's sums,
-`lane_sums`). The
-weight gradient, whose A is read along M (x^T @ dz), is `swapped` instead (nest.py).
+horizontal sum per output at the end (reassociated: one tree for all of a tile's sums,
+`lane_sums`). The weight gradient, whose A is read along M (x^T @ dz), is `swapped`
+instead (nest.py).
 
 The nest, for a row tile of `mr` rows and a group of `ng` of the N columns:
 
@@ -22,7 +22,7 @@ The nest, for a row tile of `mr` rows and a group of `ng` of the N columns:
         for k in [0, K - K % lanes) step lanes:              mr * ng vector accumulators
           a_r = A[row_r, k : k + lanes]                      (rows past M read row M - 1)
           acc[r][j] = fma(a_r, Bt[j0 + j, k : k + lanes], acc[r][j])
-        s[r][j] = reduction<add>(acc[r][j]) + the scalar tail k in [K - K % lanes, K)
+        s[r][j] = acc[r][j]'s lanes summed (`lane_sums`) + the tail k in [K - K % lanes, K)
         C[row_r, j0 + j] = s (or += s where no zero fill was folded; or the epilogue,
                               element by element, into its outputs)
 
@@ -476,7 +476,6 @@ class Dot(Blis):
         epilogues.apply(self.ep, self, b, v, dims, 1)
 
 
-
 def lane_sums(b: Builder, vectors: list[Value], location) -> list[Value]:
     """The sum of the lanes of each of `vectors` (float vectors of one power-of-two length),
     all at once: a tree of `vector.shuffle`s and `arith.addf`s over all of them, then a
@@ -489,8 +488,9 @@ def lane_sums(b: Builder, vectors: list[Value], location) -> list[Value]:
     the new item holds the sources of both, w / 2 lanes each, in a vector as long as
     before; an item without a partner is halved alone into a vector half as long. At w = 1
     each lane is one source's sum. Lane i of a source is added to lane i + w / 2 at every
-    round: the order of `vector.reduction <add>`'s tree as LLVM builds it (halves added,
-    then their halves), so the sums have the same bits as one reduction each.
+    round: the order of the tree LLVM builds for a reassociating `vector.reduction <add>`
+    (halves added, then their halves), so the sums have the same bits as one reduction
+    each (the logistic regression's first five steps gave the same losses to the bit).
 
     Why. One reduction per vector is log2(lanes) shuffles and as many adds for each sum: on
     AVX-512 the dot nest's 20 accumulators of a 4 x 5 tile took 80 of each. The tree takes
