@@ -59,7 +59,6 @@ import contextlib
 import io
 import math
 import multiprocessing as mp
-import os
 import re
 import sys
 import tempfile

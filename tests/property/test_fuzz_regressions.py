@@ -69,7 +69,7 @@ def test_a_reduction_without_identity_over_no_element_fails_in_every_engine(
         with pytest.raises(Exception) as info:
             m.forward(x=np.zeros((0, 3), np.float32))
         text = str(info.value)
-        assert f"m.irk:3:7: error: " in text and str(want.value) in text, (engine, text)
+        assert "m.irk:3:7: error: " in text and str(want.value) in text, (engine, text)
         assert m.forward(x=np.ones((2, 3), np.float32))["y"].shape == (3,)
 
 
