@@ -6,7 +6,7 @@ most of each FMA is wasted, and a tile of 16 rows reads A by 16 broadcasts per k
 (16 streams of A's rows, more pointers than registers: LLVM spilled three of them, reloaded
 every step). Where A is read along K at stride 1 (x @ w reads the rows of x) the product is
 instead N dot products per row: vectors of `lanes` consecutive k, every lane busy, and one
-horizontal sum per output at the end (reassociated: one tree for all of a tile's sums,
+horizontal sum per output at the end (one tree of adds for all of a tile's sums,
 `lane_sums`). The weight gradient, whose A is read along M (x^T @ dz), is `swapped`
 instead (nest.py).
 
@@ -124,7 +124,6 @@ from irkit.target import Target
 from irkit.types import F32, I32, I64, VectorType
 from irkit.dialects import arith
 from irkit.dialects.arith import CMPI_PREDICATES, materialize_constant
-from irkit.dialects.arith.base import FASTMATH
 from irkit.dialects.memory import (
     AddressOp, DeallocOp, LoadOp, StoreOp, VectorLoadOp, VectorStoreOp,
 )
@@ -491,13 +490,14 @@ def lane_sums(b: Builder, vectors: list[Value], location) -> list[Value]:
     round: the order of the tree LLVM builds for a reassociating `vector.reduction <add>`
     (halves added, then their halves), so the sums have the same bits as one reduction
     each (the logistic regression's first five steps gave the same losses to the bit).
+    The adds carry no `reassoc`: the tree is the order, LLVM keeps it (the same machine
+    code with the flag as without), and the interpreter gives the compiled code's bits.
 
     Why. One reduction per vector is log2(lanes) shuffles and as many adds for each sum: on
     AVX-512 the dot nest's 20 accumulators of a 4 x 5 tile took 80 of each. The tree takes
     40 shuffles and 20 adds for all 20, and 20 extracts: the logistic regression's step
     (B = 100, 1 thread, both builds in one process, medians of 20 alternated rounds) took
     21.23 us against 21.55."""
-    flags = FASTMATH.from_names(["reassoc"])
     items = [(v, [i], v.type.shape[0]) for i, v in enumerate(vectors)]
 
     def halved(first: tuple, second: tuple | None) -> tuple:
@@ -511,7 +511,7 @@ def lane_sums(b: Builder, vectors: list[Value], location) -> list[Value]:
                 high += range(at + w // 2, at + w)
         lo, hi = (b.create(ShuffleOp, x, y, mask=DenseArrayAttr(I64, m),
                            location=location).result for m in (low, high))
-        return (b.create(arith.AddFOp, lo, hi, fastmath=flags, location=location).result,
+        return (b.create(arith.AddFOp, lo, hi, location=location).result,
                 sources + more, w // 2)
 
     while any(w > 1 for _, _, w in items):

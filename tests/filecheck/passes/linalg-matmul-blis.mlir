@@ -495,7 +495,7 @@ func.func @balanced(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x
 // SKINNY-NOT:         vector.reduction
 // SKINNY:             %[[LO:.*]] = vector.shuffle %[[F]], %[[G:[^ ]*]] [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
 // SKINNY-NEXT:        %[[HI:.*]] = vector.shuffle %[[F]], %[[G]] [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-// SKINNY-NEXT:        %[[H:.*]] = arith.addf %[[LO]], %[[HI]] fastmath<reassoc> : vector<8xf32>
+// SKINNY-NEXT:        %[[H:.*]] = arith.addf %[[LO]], %[[HI]] : vector<8xf32>
 // SKINNY:             vector.shuffle %[[H]], %{{[^ ]*}} [0, 1, 4, 5, 8, 9, 12, 13] : vector<8xf32>, vector<8xf32>
 // SKINNY-NOT:         vector.reduction
 // SKINNY:             %[[SUM:.*]] = vector.extract %{{.*}}[0] : f32 from vector<8xf32>
