@@ -33,7 +33,7 @@ from llvmlite.ir._utils import DuplicatedNameError, NameScope
 
 from irkit.diagnostics import IRError
 from irkit.ir import Block, Operation, Value, gc_paused
-from irkit.target import VECTORIZED_ATTRIBUTE
+from irkit.target import VECTORIZED_ATTRIBUTE, power_of_two_pieces
 from irkit.types import FunctionType, MemRefType, Type, VectorType
 from irkit.backends.llvm_profile import profile_region, timed
 from irkit.backends.llvm_types import (
@@ -725,22 +725,10 @@ def emit_call(lw: FunctionLowering, callee: ir.Value, sig: Signature, args,
 # ---------------------------------------------------------------------------------------------
 
 
-def _pieces(t: ir.Type) -> list[int] | None:
-    """The lanes of each piece a vector of `t` crosses blocks in (`cross_blocks`): powers
-    of two, largest first (10: 8 and 2), for a vector whose lanes are not one; else None
-    (the value crosses whole)."""
-    if not isinstance(t, ir.VectorType) or t.count & (t.count - 1) == 0:
-        return None
-    out, n = [], t.count
-    while n:
-        out.append(1 << (n.bit_length() - 1))
-        n -= out[-1]
-    return out
-
-
 def cross_blocks(b: ir.IRBuilder, v: ir.Value) -> list[ir.Value]:
     """`v` as it goes into phis: one value, or a vector of lanes other than a power of two
-    in pieces of powers of two (`_pieces`; `from_block` puts them together again).
+    in pieces of powers of two, largest first (`power_of_two_pieces`: 10 as 8 and 2;
+    `from_block` puts them together again).
 
     Why. LLVM carries a value from block to block in registers of a legal type, and breaks
     a vector of 10 doubles into the largest legal vector that divides it: five of 2 lanes.
@@ -753,9 +741,9 @@ def cross_blocks(b: ir.IRBuilder, v: ir.Value) -> list[ir.Value]:
     the logistic regression's step (B = 100) from 23.0 to 22.6 us on 1 thread and from 21.3
     to 20.9 on 2 (both builds in one process, medians of 24 alternated rounds). Padding the
     phi to `<16 x double>` instead does not last: LLVM's instcombine narrows it back."""
-    pieces = _pieces(v.type)
-    if pieces is None:
-        return [v]
+    if not isinstance(v.type, ir.VectorType) or v.type.count & (v.type.count - 1) == 0:
+        return [v]                      # a scalar, or a vector that crosses whole
+    pieces = power_of_two_pieces(v.type.count)
     out, at = [], 0
     for n in pieces:
         out.append(b.shuffle_vector(v, ir.Constant(v.type, None), ir.Constant(

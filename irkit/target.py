@@ -79,6 +79,20 @@ class Target:
         return max(1, self.vector_bits // (8 * element_bytes))
 
 
+def power_of_two_pieces(n: int, most: int | None = None) -> list[int]:
+    """Widths that add up to `n`, each a power of two (and at most `most`, rounded down to
+    one), largest first: how `n` lanes split into vectors of legal sizes (6: 4, 2; 10: 8,
+    2; 16 at most 8: 8, 8)."""
+    out = []
+    width = 1 << (max(n if most is None else most, 1).bit_length() - 1)
+    while n:
+        while width > n:
+            width >>= 1
+        out.append(width)
+        n -= width
+    return out
+
+
 #: (feature, bits, registers), widest first: the first feature a CPU has decides
 _VECTOR_ISAS = (
     ("avx512f", 512, 32),

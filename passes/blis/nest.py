@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from irkit.attributes import DenseArrayAttr, FloatAttr, IntegerAttr
 from irkit.builder import Builder
 from irkit.ir import Block, Operation, Value
-from irkit.target import Target
+from irkit.target import Target, power_of_two_pieces
 from irkit.types import F32, I64, INDEX, MemRefType, VectorType
 from irkit.dialects import arith
 from irkit.dialects.arith import CMPI_PREDICATES, materialize_constant
@@ -156,19 +156,6 @@ def schedule(options, static: tuple, target: Target, one_block: bool = False,
         kc = max(1, min(kc, k))
     return Schedule(lanes, mr, nr, mc, kc, nc, min(options.chunk or kc, kc),
                     max(1, options.row_blocks), target.fma)
-
-
-def _pieces(n: int, lanes: int) -> list[int]:
-    """Widths that add up to `n`, each a power of two of at most `lanes`, largest first
-    (6: 4, 2; 5: 4, 1; 16 on 8 lanes: 8, 8)."""
-    out = []
-    width = 1 << (max(lanes, 1).bit_length() - 1)
-    while n:
-        while width > n:
-            width >>= 1
-        out.append(width)
-        n -= width
-    return out
 
 
 def row_factors(c: Contraction) -> tuple[list[Factor], list[Factor]]:
@@ -805,11 +792,11 @@ class Blis:
     def copy_pieces(self, b: Builder, factors: list[Factor], dims: dict[int, Index],
                     dim: int, count: int, dest: Value, where) -> None:
         """The factors' product at `dims` and the next `count - 1` values of `dim`, stored
-        into `dest` at `where(offset)`, by pieces whose widths add up to `count` (`_pieces`:
-        12 as 8 and 4), a vector load of each factor and one store each, a width of 1 a
-        scalar. The factors read along `dim` at stride 1 (`along_rows`)."""
+        into `dest` at `where(offset)`, by pieces whose widths add up to `count`
+        (`power_of_two_pieces`: 12 as 8 and 4), a vector load of each factor and one store
+        each, a width of 1 a scalar. The factors read along `dim` at stride 1 (`along_rows`)."""
         e, offset = self.e, 0
-        for width in _pieces(count, self.s.lanes):
+        for width in power_of_two_pieces(count, self.s.lanes):
             at = dims | {dim: e.add(b, dims[dim], offset)}
             if width == 1:
                 b.create(StoreOp, self.product(b, factors, at), dest, where(offset),
