@@ -22,12 +22,7 @@ markdown.
 Workloads (float32):
 
 - `fused`: E = D + (A + B) * C over N = 10^7 (symbolic N in irkit), and STREAM's add
-  (`np.add(a, b, out=c)`, three arrays moved) as the bandwidth the fused kernel can reach,
-  and `read inputs`: OpenBLAS's dot product of each input with itself, which reads the four
-  inputs once and writes nothing. A kernel of E reads the same four arrays and writes a
-  fifth, so that time is about the least it can take on the core measured (a read loop
-  written for the purpose was 7% faster than the dots on an AMD EPYC core, 3.56 ms against
-  3.81), and numpy's time over it about the most it can beat numpy by;
+  (`np.add(a, b, out=c)`, three arrays moved) as the bandwidth the fused kernel can reach;
 - `softmax`: row softmax of 4096 x 1024;
 - `matmul`: 1024^3, GFLOP/s next to the time;
 - `mlp128` / `mlp1024`: an MLP 784-256-10 training step (ReLU, mean softmax cross-entropy on
@@ -180,8 +175,6 @@ def _irkit_model(name: str, threads: int, tmp: Path):
 #: the engine a worker process times (`--engine`), None for all; its peers' libraries are
 #: not even imported there
 ONLY_ENGINE: str | None = None
-#: the rows numpy's workers time besides numpy's own (numpy calls, no engine of their own)
-NUMPY_PEERS = ("STREAM add", "read inputs")
 
 
 def _optional(module: str):
@@ -221,7 +214,6 @@ def fused_engines(threads: int, tmp: Path) -> dict:
         "numpy out=": lambda: np.add(d, np.multiply(np.add(a, b, out=out), c, out=out),
                                      out=out),
         "STREAM add": lambda: np.add(a, b, out=out),
-        "read inputs": lambda: (a @ a, b @ b, c @ c, d @ d),
     }
     torch = _torch(threads)
     if torch is not None:
@@ -455,7 +447,7 @@ def worker(threads: int, workloads: list[str], repeat: int) -> dict:
             results[w] = {}
             for name, fn in engines.items():
                 if ONLY_ENGINE is None or name.split()[0] == ONLY_ENGINE or \
-                        (ONLY_ENGINE == "numpy" and name in NUMPY_PEERS):
+                        (ONLY_ENGINE == "numpy" and name == "STREAM add"):
                     time.sleep(0.5)     # the set-up's numpy calls: OpenBLAS's threads idle
                     results[w][name] = timed(fn, repeat)
     return results
@@ -627,12 +619,7 @@ def main() -> int:
             fused = 5 * 4 * 10_000_000 / statistics.median(r["irkit"])
             print(f"\nfused, {t} thread(s): STREAM add {stream / 1e9:.1f} GB/s; irkit's fused "
                   f"kernel moves 5 arrays at {fused / 1e9:.1f} GB/s = "
-                  f"{100 * fused / stream:.0f}% of STREAM", end="")
-            if "read inputs" in r:
-                floor = statistics.median(r["read inputs"])
-                print(f"; reading the 4 inputs alone takes {floor * 1e3:.2f} ms, numpy's time / "
-                      f"{statistics.median(r['numpy']) / floor:.2f}", end="")
-            print()
+                  f"{100 * fused / stream:.0f}% of STREAM")
     if not args.no_compile:
         print("\n| compile | seconds, whole process | from `import irkit` on |\n"
               "| --- | --- | --- |")
