@@ -43,6 +43,7 @@ _ALL = {
     "loop-interchange": "loop_interchange",
     "loop-unroll": "loop_unroll",
     "loop-unroll-and-jam": "loop_unroll_and_jam",
+    "loop-reduction-interchange": "loop_reduction_interchange",
     "gpu-map-parallel-loops": "gpu_map_parallel_loops",
     "gpu-kernel-outlining": "gpu_kernel_outlining",
     "gpu-matmul-tiles": "gpu_matmul_tiles",

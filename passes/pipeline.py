@@ -70,7 +70,8 @@ STAGES: tuple[Stage, ...] = (
           "reductions and what else shares outer parallel loops in `fusion.group`s"),
     Stage("loop", "bufferize{output-sizes=true},commit-in-place,linalg-matmul-blis,"
           "lower-linalg-to-loop,"
-          "canonicalize,cse,loop-vectorize,math-polynomial-approximation,"
+          "canonicalize,cse,loop-vectorize,loop-reduction-interchange,"
+          "math-polynomial-approximation,"
           "loop-unroll{factor=1 full-threshold=8 full-ops=128 nests=true vectors=false},"
           "vector-streaming-stores,canonicalize,memory-forward-stores,cse",
           "every graph function a function over memrefs (the calling convention of "
@@ -82,7 +83,8 @@ STAGES: tuple[Stage, ...] = (
           "nest, each `fusion.group` one nest over its outer dims with its intermediates in "
           "registers or per-point buffers; innermost loops vectorized to the target's width "
           "(vector loads and stores, per-lane partial sums, a static remainder one vector of "
-          "its count, a dynamic one scalar); f32 exp, "
+          "its count, a dynamic one scalar); column sums walked along the rows (a bias "
+          "gradient's), not down each column; f32 exp, "
           "log, tanh, ... as polynomials in arith (vectorizable, within 2 ulp of numpy); "
           "the short scalar loops left (a pooling window's, a row's odd last element) "
           "unrolled into straight-line code; a load of what the same block stored or "

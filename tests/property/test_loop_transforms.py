@@ -1,7 +1,8 @@
 """The loop transformations keep every program's bits: loop-tile, loop-interchange,
-loop-unroll, loop-unroll-and-jam and loop-invariant-code-motion, each with random options,
-on two kinds of random loop nests, run by the interpreter before and after the pass; a
-sample is also compiled by the LLVM backend and must match the interpreter.
+loop-unroll, loop-unroll-and-jam, loop-reduction-interchange and
+loop-invariant-code-motion, each with random options, on two kinds of random loop nests,
+run by the interpreter before and after the pass; a sample is also compiled by the LLVM
+backend and must match the interpreter.
 
 - Lowered generics: `test_lower_linalg_to_loop_generics.generics` (random `linalg.generic`
   ops over static and dynamic memrefs) lowered to loops, with and without `loop.parallel`.
@@ -35,7 +36,7 @@ N = 8           # the stencil buffers are N x N
 @st.composite
 def pass_texts(draw) -> str:
     """One of the passes, with random options."""
-    kind = draw(st.sampled_from(["tile", "interchange", "unroll", "jam", "licm"]))
+    kind = draw(st.sampled_from(["tile", "interchange", "unroll", "jam", "reduction", "licm"]))
     if kind == "tile":
         sizes = draw(st.lists(st.integers(0, 4), min_size=1, max_size=3))
         return f"loop-tile{{tile-sizes={','.join(map(str, sizes))}}}"
@@ -51,6 +52,8 @@ def pass_texts(draw) -> str:
     if kind == "jam":
         return (f"loop-unroll-and-jam{{factor={draw(st.integers(2, 4))} "
                 f"full-threshold={draw(st.integers(0, 2))}}}")
+    if kind == "reduction":         # runs from one element up: the 8-wide rows are 32 bytes
+        return f"loop-reduction-interchange{{run-bytes={draw(st.sampled_from([4, 8, 16]))}}}"
     return "loop-invariant-code-motion"
 
 
