@@ -42,11 +42,11 @@ loop), then one store per carried value, of its result, into the buffer its init
 at the same indices, and nothing else. Each carried value has a buffer (root) of its own;
 inside the `loop.for` nothing may touch those buffers, and every buffer it touches must be
 identified (an allocation or a function argument: `loop_transforms.is_identified`), so
-that no view of an accumulator hides behind another name. Then, for one `%j`, the row steps run in their order, the
-running sum goes from one step to the next through `%db[%j]`, which nothing else reads or
-writes in between, and the pure ops are recomputed for each row with the same values. A
-`loop.for` that runs no iteration stored back what it loaded: leaving the buffer alone is
-the same.
+that no view of an accumulator hides behind another name. Then, for one `%j`, the row
+steps run in their order, the running sum goes from one step to the next through
+`%db[%j]`, which nothing else reads or writes in between, and the pure ops are recomputed
+for each row with the same values. A `loop.for` that runs no iteration stored back what it
+loaded: leaving the buffer alone is the same.
 
 Profitability. Some access of the `loop.for` must walk down a buffer's columns: an index
 other than the last moves with the row, and the last index is the parallel loop's last
@@ -125,7 +125,7 @@ def _check(par: ParallelOp, loop: ForOp, body: list[Operation]) -> None:
         inits.append(load)
         stores.append(store)
     at = body.index(loop)
-    if [o for o in body[at + 1:]] != stores:
+    if body[at + 1:] != stores:
         raise NotInterchanged("ops other than the sums' stores follow the reduction loop")
     for o in body[:at]:
         if o not in inits and effects_of(o) != []:
@@ -261,8 +261,8 @@ class LoopReductionInterchange(Pass):
                     raise NotInterchanged("the reduction loop walks no buffer down its "
                                           "columns")
                 per_run = max(1, self.run_bytes // walk)
-                trips = trip_count(*(dims[-1] for dims in (par.lower_bounds, par.upper_bounds,
-                                                          par.steps)))
+                trips = trip_count(par.lower_bounds[-1], par.upper_bounds[-1],
+                                   par.steps[-1])
                 if trips is not None and trips <= per_run:
                     raise NotInterchanged("a row is one run already")
                 _interchange(par, loop, body, per_run, constants)
