@@ -503,6 +503,13 @@ class Block:
     def terminator(self) -> Operation | None:
         return self.last
 
+    def find_ancestor_op(self, op: Operation) -> Operation | None:
+        """`op` or the op containing it that sits directly in this block; None where
+        neither does (MLIR's `Block::findAncestorOpInBlock`)."""
+        while op is not None and op.parent is not self:
+            op = op.parent_op
+        return op
+
     def append(self, op: Operation) -> Operation:
         if op.parent is not None:
             raise ValueError(f"'{op.name}' is already in a block; detach it first")

@@ -34,13 +34,6 @@ class _Conditional:
     merges: list = field(default_factory=list)          # (merge, true index, false index)
 
 
-def _ancestor_in(block: Block, op: Operation) -> Operation | None:
-    """`op` or the op containing it that sits directly in `block`; None if neither does."""
-    while op is not None and op.parent is not block:
-        op = op.parent_op
-    return op
-
-
 def _reach(block: Block, starts: list[Value], stop_at_merges: bool = True) -> tuple[set, dict]:
     """The ops of `block` reachable forward through uses from `starts`, stopping at merges
     (unless told not to), and for each merge reached the operand indices it was reached
@@ -51,7 +44,7 @@ def _reach(block: Block, starts: list[Value], stop_at_merges: bool = True) -> tu
     while work:
         v = work.pop()
         for use in v.uses:
-            user = _ancestor_in(block, use.owner)
+            user = block.find_ancestor_op(use.owner)
             if user is None:
                 raise _Illegal("a branch value is used outside the block of its switch")
             if stop_at_merges and isinstance(user, MergeOp) and user is use.owner:
@@ -105,7 +98,7 @@ def _place(block: Block, cond: _Conditional) -> tuple[Operation | None, list]:
     for op in moved - set(merges):
         for nested in op.walk():
             for v in nested.operands:
-                d = None if isinstance(v, BlockArgument) else _ancestor_in(block, v.owner)
+                d = None if isinstance(v, BlockArgument) else block.find_ancestor_op(v.owner)
                 if d is not None and d is not op and (d not in moved or d in merges):
                     read.add(d)
                     lo = max(lo, order[d])

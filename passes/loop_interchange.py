@@ -36,10 +36,9 @@ from irkit.diagnostics import emit_remark
 from irkit.ir import Operation, Value
 from irkit.pass_manager import Pass, register_pass
 from irkit.dialects.loop import ForOp, ParallelOp
-from irkit.dialects.memory import strides_and_offset
 from irkit.passes.loop_transforms import (
     AffineForms, Unanalyzable, accesses, dependence_patterns, for_band, outermost_loops,
-    permutation_keeps_order,
+    permutation_keeps_order, unit_last_stride,
 )
 
 
@@ -100,11 +99,6 @@ def permute_band(op: ForOp, perm: list[int]) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _unit_last_stride(memref: Value) -> bool:
-    layout = strides_and_offset(memref.type)
-    return layout is not None and layout[0][-1:] == (1,)
-
-
 def _score(forms: AffineForms, found, k: int) -> tuple:
     strided = unit = 0
     for a in found:
@@ -117,7 +111,7 @@ def _score(forms: AffineForms, found, k: int) -> tuple:
         *leading, last = [f.coeffs[k] for f in index_forms]
         if any(leading) or last not in (0, 1):
             strided += 1
-        elif last == 1 and _unit_last_stride(a.memref):
+        elif last == 1 and unit_last_stride(a.memref):
             unit += 1
     return strided == 0, unit, -strided
 

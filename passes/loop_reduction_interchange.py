@@ -70,17 +70,17 @@ from __future__ import annotations
 
 from irkit.builder import Builder
 from irkit.diagnostics import emit_remark
-from irkit.ir import Block, Operation, Value
+from irkit.ir import Block, Operation
 from irkit.opdef import Terminator, has_trait
 from irkit.pass_manager import Pass, register_pass
 from irkit.types import INDEX
 from irkit.dialects.loop import ForOp, ParallelOp, YieldOp
 from irkit.dialects.memory import (
-    LoadOp, StoreOp, VectorLoadOp, VectorStoreOp, byte_size, effects_of, strides_and_offset,
+    LoadOp, StoreOp, VectorLoadOp, VectorStoreOp, byte_size, effects_of,
 )
 from irkit.passes.loop_transforms import (
-    AffineForms, BoundArith, Constants, Unanalyzable, accesses, int_of, is_identified,
-    root_of, trip_count,
+    Access, AffineForms, BoundArith, Constants, Unanalyzable, accesses, int_of, is_identified,
+    root_of, trip_count, unit_last_stride,
 )
 from irkit.passes.loop_unroll import is_innermost
 
@@ -104,8 +104,9 @@ def _shape(par: ParallelOp) -> tuple[ForOp, list[Operation]] | None:
     return fors[0], body
 
 
-def _check(par: ParallelOp, loop: ForOp, body: list[Operation]) -> None:
-    """The legality conditions of the module docstring; `NotInterchanged` when one fails."""
+def _check(par: ParallelOp, loop: ForOp, body: list[Operation]) -> list[Access]:
+    """The legality conditions of the module docstring, `NotInterchanged` when one fails;
+    the accesses of the reduction loop's body where all hold."""
     if not is_innermost(loop):
         raise NotInterchanged("the reduction loop holds a loop")
     if not all(par.is_defined_outside(v) for v in loop.operands[:3]):
@@ -144,23 +145,19 @@ def _check(par: ParallelOp, loop: ForOp, body: list[Operation]) -> None:
             raise NotInterchanged("the reduction loop touches a sum's buffer")
         if not is_identified(a.root):
             raise NotInterchanged("the reduction loop touches a buffer of unknown origin")
+    return found
 
 
-def _unit_rows(memref: Value) -> bool:
-    layout = strides_and_offset(memref.type)
-    return layout is not None and layout[0][-1:] == (1,)
-
-
-def _column_walk_bytes(par: ParallelOp, loop: ForOp) -> int | None:
+def _column_walk_bytes(par: ParallelOp, loop: ForOp, found: list[Access]) -> int | None:
     """The bytes one step of the parallel loop's last dimension moves along a row of a
-    buffer the reduction loop walks down the columns of (the first such access), None when
-    it walks none."""
+    buffer the reduction loop walks down the columns of (the first of its accesses `found`
+    that does), None when it walks none."""
     ivs = [*par.induction_vars, loop.induction_var]
     forms = AffineForms(ivs, par)
     j, i = len(ivs) - 2, len(ivs) - 1
     step = int_of(par.steps[-1])
-    for a in accesses(loop, par):
-        if not a.indices or not _unit_rows(a.memref):
+    for a in found:
+        if not a.indices or not unit_last_stride(a.memref):
             continue
         index_forms = [forms.of(v) for v in a.indices]
         if any(f is None for f in index_forms):
@@ -255,8 +252,7 @@ class LoopReductionInterchange(Pass):
                     candidates.append((op, *shape))
         for par, loop, body in candidates:
             try:
-                _check(par, loop, body)
-                walk = _column_walk_bytes(par, loop)
+                walk = _column_walk_bytes(par, loop, _check(par, loop, body))
                 if walk is None:
                     raise NotInterchanged("the reduction loop walks no buffer down its "
                                           "columns")

@@ -62,7 +62,7 @@ from irkit.dialects.arith import materialize_constant
 from irkit.dialects.loop import ForOp, ParallelOp
 from irkit.dialects.memory import (
     ALLOCATE, FREE, WRITE, AllocOp, ArenaOp, CollapseShapeOp, LoadOp, StoreOp, SubviewOp,
-    VectorLoadOp, VectorStoreOp, ViewOp, effects_of,
+    VectorLoadOp, VectorStoreOp, ViewOp, effects_of, strides_and_offset,
 )
 
 
@@ -162,6 +162,13 @@ class Access:
     write: bool
     indices: list[Value] | None         # None: the op touches the buffer as a whole
     width: int = 1                      # elements along the last dimension
+
+
+def unit_last_stride(memref: Value) -> bool:
+    """Whether a memref's elements are adjacent along its last dimension (stride 1), so
+    that an index moving by one there moves by one element in memory."""
+    layout = strides_and_offset(memref.type)
+    return layout is not None and layout[0][-1:] == (1,)
 
 
 def root_of(memref: Value) -> Value:

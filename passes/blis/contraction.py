@@ -277,15 +277,6 @@ def contractions(root: Operation, accept: Callable[["Contraction"], bool] = lamb
 # ---------------------------------------------------------------------------------------------
 
 
-def _within(op: Operation, block) -> bool:
-    """Whether `op` is in `block` or nested in a region of an op in it."""
-    while op is not None:
-        if op.parent is block:
-            return True
-        op = op.parent_op
-    return False
-
-
 def _temporary(c: Contraction, nested: bool = False) -> AllocOp | None:
     """The `memory.alloc` making the output, when all its users are structured ops and one
     dealloc in the same block (`nested`: or in regions of ops in that block, as a reader
@@ -294,7 +285,9 @@ def _temporary(c: Contraction, nested: bool = False) -> AllocOp | None:
     if alloc is None:
         return None
     for user in c.c.users:
-        if not (user.parent is alloc.parent or nested and _within(user, alloc.parent)) or \
+        within = user.parent is alloc.parent or \
+            nested and alloc.parent.find_ancestor_op(user) is not None
+        if not within or \
                 not isinstance(user, (StructuredOp, DeallocOp)) or \
                 (isinstance(user, StructuredOp) and not isinstance(user, (GenericOp, FillOp))):
             return None
