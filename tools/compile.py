@@ -66,7 +66,7 @@ import sys
 import time
 
 from irkit.passes import pipeline
-from irkit.tools import register_all
+from irkit.tools import redeliver_swallowed_interrupts, register_all
 
 
 def _pass_manager(args, passes: str, by_row: bool = False):
@@ -657,6 +657,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_arg_parser().parse_args(sys.argv[1:] if argv is None else argv)
     if argv is not None:
         return run(args)
+    redeliver_swallowed_interrupts()
     try:
         status = run(args)
     except KeyboardInterrupt:

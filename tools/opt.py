@@ -30,7 +30,7 @@ import os
 import sys
 import time
 
-from irkit.tools import register_all
+from irkit.tools import redeliver_swallowed_interrupts, register_all
 
 _DESCRIPTION = "Read IR, run a pass pipeline on it, and print the result."
 
@@ -242,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     Called with `argv` (tests, scripts), it returns the exit code."""
     if argv is not None:
         return _main(argv)
+    redeliver_swallowed_interrupts()
     try:
         status = _main(sys.argv[1:])
     except KeyboardInterrupt:           # Ctrl-C: no traceback, no output file (see _main)
